@@ -1,0 +1,17 @@
+// The subcommands of the convgrid tool: each add_*_command registers its flags on the root app
+// and the function that runs it.
+#pragma once
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace convgrid::cli {
+
+using Registry = std::vector<std::pair<CLI::App*, std::function<int()>>>;
+
+void add_conv_command(CLI::App& app, Registry& registry);
+
+}  // namespace convgrid::cli

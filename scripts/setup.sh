@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs exactly the Debian packages convgrid needs. Idempotent: does nothing when they are present.
+# Works as root (CI) or as a user with sudo.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libopenmpi-dev openmpi-bin
+  libdnnl-dev ocl-icd-opencl-dev opencl-headers
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"

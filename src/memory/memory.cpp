@@ -1,0 +1,92 @@
+// The counting allocator behind every Buffer, and the buffer pool.
+#include "convgrid/memory.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "convgrid/checked.hpp"
+#include "convgrid/error.hpp"
+
+namespace convgrid {
+namespace {
+std::atomic<int64_t> g_current{0};
+std::atomic<int64_t> g_peak{0};
+constexpr size_t kAlign = 64;
+}  // namespace
+
+int64_t MemoryTracker::current_bytes() { return g_current.load(); }
+int64_t MemoryTracker::peak_bytes() { return g_peak.load(); }
+void MemoryTracker::reset_peak() { g_peak.store(g_current.load()); }
+
+void MemoryTracker::on_alloc(int64_t bytes) {
+  int64_t now = g_current.fetch_add(bytes) + bytes;
+  int64_t peak = g_peak.load();
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+  }
+}
+void MemoryTracker::on_free(int64_t bytes) { g_current.fetch_sub(bytes); }
+
+Buffer::Buffer(int64_t elems) {
+  if (elems < 0) throw Error(fmt::format("buffer of {} elements requested", elems));
+  if (elems == 0) return;
+  int64_t bytes = checked_mul(elems, static_cast<int64_t>(sizeof(float)), "buffer bytes");
+  size_t rounded = (static_cast<size_t>(bytes) + kAlign - 1) / kAlign * kAlign;
+  void* p = std::aligned_alloc(kAlign, rounded);
+  if (p == nullptr) {
+    throw Error(fmt::format("out of memory allocating {} bytes (process holds {} bytes)", bytes,
+                            MemoryTracker::current_bytes()));
+  }
+  std::memset(p, 0, rounded);
+  data_ = static_cast<float*>(p);
+  size_ = elems;
+  MemoryTracker::on_alloc(this->bytes());
+}
+
+Buffer::~Buffer() {
+  if (data_ != nullptr) {
+    MemoryTracker::on_free(bytes());
+    std::free(data_);
+  }
+}
+
+Buffer::Buffer(Buffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    Buffer dead(std::move(*this));
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void Buffer::fill(float v) { std::fill(data_, data_ + size_, v); }
+
+Buffer BufferPool::acquire(int64_t elems) {
+  auto it = free_.lower_bound(elems);
+  if (it != free_.end()) {
+    Buffer b = std::move(it->second);
+    free_.erase(it);
+    return b;
+  }
+  return Buffer(elems);
+}
+
+void BufferPool::release(Buffer&& b) {
+  if (b.size() > 0) free_.emplace(b.size(), std::move(b));
+}
+
+int64_t BufferPool::kept_bytes() const {
+  int64_t sum = 0;
+  for (auto& [n, b] : free_) sum += b.bytes();
+  return sum;
+}
+
+}  // namespace convgrid
