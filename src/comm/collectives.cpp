@@ -1,0 +1,124 @@
+// Float collectives over a Communicator, with the traffic accounting of comm/collectives.hpp.
+#include "comm/collectives.hpp"
+
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "comm/mpi_counts.hpp"
+#include "comm/mpi_error.hpp"
+#include "comm/volume.hpp"
+#include "convgrid/error.hpp"
+
+namespace convgrid {
+namespace {
+
+// Throws unless `buffer` holds exactly `expected` words.
+void check_size(std::span<const float> buffer, int64_t expected, const char* what) {
+  if (static_cast<int64_t>(buffer.size()) != expected) {
+    throw Error(fmt::format("{} has {} words, expected {}", what, buffer.size(), expected));
+  }
+}
+
+// The checked int arguments of an all-gather of this rank's `send` into `recv`.
+MpiParts all_gather_parts(const Communicator& comm, std::span<const float> send,
+                          std::span<float> recv, std::span<const int64_t> counts,
+                          std::span<const int64_t> displs) {
+  MpiParts parts = to_mpi_parts(counts, displs, comm.size(), recv.size(), "all_gather_v recv");
+  check_size(send, counts[comm.rank()], "all_gather_v send");
+  return parts;
+}
+
+// The checked int counts of a reduce-scatter of `send` into `recv`.
+std::vector<int> reduce_scatter_counts(const Communicator& comm, std::span<const float> send,
+                                       std::span<float> recv, std::span<const int64_t> counts) {
+  std::vector<int> ints = to_mpi_counts(counts, comm.size(), "reduce_scatter");
+  check_size(send, std::accumulate(counts.begin(), counts.end(), int64_t{0}),
+             "reduce_scatter send");
+  check_size(recv, counts[comm.rank()], "reduce_scatter recv");
+  return ints;
+}
+
+}  // namespace
+
+void all_gather_v(const Communicator& comm, std::span<const float> send, std::span<float> recv,
+                  std::span<const int64_t> counts, std::span<const int64_t> displs,
+                  TrafficCounter& traffic) {
+  MpiParts p = all_gather_parts(comm, send, recv, counts, displs);
+  check_mpi(MPI_Allgatherv(send.data(), p.counts[comm.rank()], MPI_FLOAT, recv.data(),
+                           p.counts.data(), p.displs.data(), MPI_FLOAT, comm.raw()),
+            "MPI_Allgatherv");
+  traffic.collective(CommKind::all_gather, comm.size(), words_from_others(counts, comm.rank()));
+}
+
+Request all_gather_v_async(const Communicator& comm, std::span<const float> send,
+                           std::span<float> recv, std::span<const int64_t> counts,
+                           std::span<const int64_t> displs, TrafficCounter& traffic) {
+  MpiParts p = all_gather_parts(comm, send, recv, counts, displs);
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallgatherv(send.data(), p.counts[comm.rank()], MPI_FLOAT, recv.data(),
+                            p.counts.data(), p.displs.data(), MPI_FLOAT, comm.raw(), &request),
+            "MPI_Iallgatherv");
+  traffic.collective(CommKind::all_gather, comm.size(), words_from_others(counts, comm.rank()));
+  return Request(request, "MPI_Iallgatherv", std::move(p));
+}
+
+void reduce_scatter(const Communicator& comm, std::span<const float> send, std::span<float> recv,
+                    std::span<const int64_t> counts, TrafficCounter& traffic) {
+  std::vector<int> ints = reduce_scatter_counts(comm, send, recv, counts);
+  check_mpi(
+      MPI_Reduce_scatter(send.data(), recv.data(), ints.data(), MPI_FLOAT, MPI_SUM, comm.raw()),
+      "MPI_Reduce_scatter");
+  traffic.collective(CommKind::reduce_scatter, comm.size(),
+                     reduce_scatter_words(comm.size(), counts[comm.rank()]));
+}
+
+Request reduce_scatter_async(const Communicator& comm, std::span<const float> send,
+                             std::span<float> recv, std::span<const int64_t> counts,
+                             TrafficCounter& traffic) {
+  std::vector<int> ints = reduce_scatter_counts(comm, send, recv, counts);
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ireduce_scatter(send.data(), recv.data(), ints.data(), MPI_FLOAT, MPI_SUM,
+                                comm.raw(), &request),
+            "MPI_Ireduce_scatter");
+  traffic.collective(CommKind::reduce_scatter, comm.size(),
+                     reduce_scatter_words(comm.size(), counts[comm.rank()]));
+  return Request(request, "MPI_Ireduce_scatter", MpiParts{std::move(ints), {}});
+}
+
+void all_to_all_v(const Communicator& comm, std::span<const float> send,
+                  std::span<const int64_t> send_counts, std::span<const int64_t> send_displs,
+                  std::span<float> recv, std::span<const int64_t> recv_counts,
+                  std::span<const int64_t> recv_displs, TrafficCounter& traffic) {
+  MpiParts s =
+      to_mpi_parts(send_counts, send_displs, comm.size(), send.size(), "all_to_all_v send");
+  MpiParts r =
+      to_mpi_parts(recv_counts, recv_displs, comm.size(), recv.size(), "all_to_all_v recv");
+  check_mpi(MPI_Alltoallv(send.data(), s.counts.data(), s.displs.data(), MPI_FLOAT, recv.data(),
+                          r.counts.data(), r.displs.data(), MPI_FLOAT, comm.raw()),
+            "MPI_Alltoallv");
+  traffic.collective(CommKind::all_to_all, comm.size(),
+                     words_from_others(recv_counts, comm.rank()));
+}
+
+void all_reduce_sum(const Communicator& comm, std::span<float> data, TrafficCounter& traffic) {
+  const int count = to_mpi_count(static_cast<int64_t>(data.size()), "all_reduce_sum count");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data.data(), count, MPI_FLOAT, MPI_SUM, comm.raw()),
+            "MPI_Allreduce");
+  traffic.collective(CommKind::all_reduce, comm.size(),
+                     all_reduce_words(count, comm.size(), comm.rank()));
+}
+
+void broadcast(const Communicator& comm, std::span<float> data, int root, TrafficCounter& traffic) {
+  const int count = to_mpi_count(static_cast<int64_t>(data.size()), "broadcast count");
+  if (root < 0 || root >= comm.size()) {
+    throw Error(
+        fmt::format("broadcast: root {} is not a rank of a communicator of {}", root, comm.size()));
+  }
+  check_mpi(MPI_Bcast(data.data(), count, MPI_FLOAT, root, comm.raw()), "MPI_Bcast");
+  traffic.collective(CommKind::broadcast, comm.size(), broadcast_words(count, comm.rank() == root));
+}
+
+}  // namespace convgrid

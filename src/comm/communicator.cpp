@@ -1,0 +1,72 @@
+// RAII MPI communicator: creation (dup, split), error handler, and freeing.
+#include "comm/communicator.hpp"
+
+#include <exception>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "comm/mpi_error.hpp"
+#include "convgrid/error.hpp"
+
+namespace convgrid {
+
+Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
+  try {
+    check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+    check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+Communicator Communicator::world() {
+  MPI_Comm comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup(MPI_COMM_WORLD)");
+  return Communicator(comm);
+}
+
+Communicator::Communicator(Communicator&& other) noexcept
+    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)), rank_(other.rank_), size_(other.size_) {}
+
+Communicator& Communicator::operator=(Communicator&& other) noexcept {
+  if (this != &other) {
+    release();
+    comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
+    rank_ = other.rank_;
+    size_ = other.size_;
+  }
+  return *this;
+}
+
+Communicator::~Communicator() { release(); }
+
+void Communicator::release() noexcept {
+  if (comm_ == MPI_COMM_NULL) return;
+  try {
+    int finalized = 0;
+    check_mpi(MPI_Finalized(&finalized), "MPI_Finalized");
+    // After MPI_Finalize no MPI call is allowed; MPI has released the communicator itself.
+    if (!finalized) check_mpi(MPI_Comm_free(&comm_), "MPI_Comm_free");
+  } catch (const std::exception& e) {
+    abort_job(e.what());
+  }
+  comm_ = MPI_COMM_NULL;
+}
+
+Communicator Communicator::split(int color, int key) const {
+  if (color < 0) throw Error(fmt::format("Communicator::split: color {} must be >= 0", color));
+  MPI_Comm comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(comm_, color, key, &comm), "MPI_Comm_split");
+  return Communicator(comm);
+}
+
+Communicator Communicator::dup() const {
+  MPI_Comm comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(comm_, &comm), "MPI_Comm_dup");
+  return Communicator(comm);
+}
+
+}  // namespace convgrid

@@ -1,0 +1,45 @@
+// RAII MPI communicator: owns one MPI_Comm, frees it in the destructor, move-only.
+//
+// Every Communicator owns its handle; the job's world is reached through Communicator::world(),
+// a duplicate of MPI_COMM_WORLD, so MPI_COMM_WORLD itself is never freed nor given a different
+// error handler. Each communicator made here has MPI_ERRORS_RETURN set, and every MPI call on it
+// is checked: a failure throws convgrid::Error naming the call and MPI's error string.
+// A moved-from Communicator holds MPI_COMM_NULL and may only be destroyed or assigned to.
+#pragma once
+
+#include <mpi.h>
+
+namespace convgrid {
+
+class Communicator {
+ public:
+  // A duplicate of MPI_COMM_WORLD (collective over the whole job). MPI must be initialised.
+  static Communicator world();
+
+  Communicator(Communicator&& other) noexcept;
+  Communicator& operator=(Communicator&& other) noexcept;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  ~Communicator();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  MPI_Comm raw() const { return comm_; }
+
+  // MPI_Comm_split (collective): the ranks with the same color (>= 0) form one new communicator,
+  // ordered by key, ties broken by the rank here.
+  Communicator split(int color, int key) const;
+  // MPI_Comm_dup (collective): same group, separate message space.
+  Communicator dup() const;
+
+ private:
+  // Takes ownership of `comm` and sets MPI_ERRORS_RETURN on it.
+  explicit Communicator(MPI_Comm comm);
+  void release() noexcept;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 0;
+};
+
+}  // namespace convgrid
