@@ -25,10 +25,10 @@ std::string_view trim(std::string_view s) {
 int64_t parse_int(std::string_view key, std::string_view text, std::string_view whole) {
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec == std::errc::result_out_of_range) {
+  if (ec == std::errc::result_out_of_range) {
     throw InputError(fmt::format("shape: {}={} is not an integer in range", key, whole));
   }
-  if (ec != std::errc() || end != text.data() + text.size()) {
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
     throw InputError(fmt::format("shape: {}={} is not an integer", key, whole));
   }
   if (v < 0 || v > kMaxExtent) {
@@ -54,10 +54,12 @@ ConvShape ConvShape::parse(std::string_view text) {
   std::map<std::string, std::string, std::less<>> kv;
   std::string_view rest = trim(text);
   if (rest.empty()) throw InputError("shape: empty shape string");
-  while (!rest.empty()) {
+  // Every comma is followed by an item, so a trailing comma is an empty item.
+  for (bool more = true; more;) {
     auto comma = rest.find(',');
     std::string_view item = trim(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    more = comma != std::string_view::npos;
+    if (more) rest.remove_prefix(comma + 1);
     if (item.empty()) throw InputError(fmt::format("shape: empty item in '{}'", text));
     auto eq = item.find('=');
     if (eq == std::string_view::npos) {
@@ -65,8 +67,9 @@ ConvShape ConvShape::parse(std::string_view text) {
     }
     std::string key(trim(item.substr(0, eq)));
     std::string value(trim(item.substr(eq + 1)));
-    if (!kv.emplace(key, value).second) {
-      throw InputError(fmt::format("shape: key '{}' given twice", key));
+    if (auto [it, fresh] = kv.emplace(key, value); !fresh) {
+      throw InputError(fmt::format("shape: key '{}' given twice ({}={}, {}={})", key, key,
+                                   it->second, key, value));
     }
   }
 
@@ -91,7 +94,8 @@ ConvShape ConvShape::parse(std::string_view text) {
       std::tie(s.dil_h, s.dil_w) = parse_pair(key, value);
     } else {
       throw InputError(fmt::format(
-          "shape: unknown key '{}' (known: N,C,H,W,K,R,S,stride,pad,pad_end,dilation)", key));
+          "shape: unknown key '{}' in {}={} (known: N,C,H,W,K,R,S,stride,pad,pad_end,dilation)",
+          key, key, value));
     }
   }
   if (!pad_end_given) {
@@ -109,7 +113,7 @@ void ConvShape::validate() const {
       {"stride(w)", stride_w}, {"dilation(h)", dil_h}, {"dilation(w)", dil_w}};
   for (auto [key, v] : positive) {
     if (v < 1 || v > kMaxExtent) {
-      throw InputError(fmt::format("shape: {}={} must be at least 1", key, v));
+      throw InputError(fmt::format("shape: {}={} must be in [1, 2^40]", key, v));
     }
   }
   const std::pair<const char*, int64_t> nonneg[] = {
@@ -117,7 +121,7 @@ void ConvShape::validate() const {
       {"pad_end(right)", pad_right}};
   for (auto [key, v] : nonneg) {
     if (v < 0 || v > kMaxExtent) {
-      throw InputError(fmt::format("shape: {}={} must be non-negative", key, v));
+      throw InputError(fmt::format("shape: {}={} must be in [0, 2^40]", key, v));
     }
   }
   const int64_t span_h = checked_add(checked_mul(dil_h, R - 1, "filter extent"), 1, "filter extent");

@@ -25,6 +25,12 @@ GridDims GridDims::parse(std::string_view text) {
     }
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
   }
+  int64_t product = 1;
+  for (int64_t x : e) {
+    if (__builtin_mul_overflow(product, x, &product) || product > (int64_t{1} << 31)) {
+      throw InputError(fmt::format("grid '{}' has more than 2^31 ranks", text));
+    }
+  }
   return {e[0], e[1], e[2], e[3], e[4]};
 }
 

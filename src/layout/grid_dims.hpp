@@ -31,6 +31,10 @@ struct GridDims {
   // Throws InputError when an extent is larger than the dimension it splits
   // (Pn > N, Pk > K, Pc > C, Ph > Ho, Pw > Wo): such a grid would leave ranks with empty blocks.
   void validate_for(const ConvShape& s) const;
+  // True when validate_for would not throw.
+  bool fits(const ConvShape& s) const {
+    return Pn <= s.N && Pk <= s.K && Pc <= s.C && Ph <= s.Ho() && Pw <= s.Wo();
+  }
   // Throws InputError when size() differs from the number of ranks.
   void validate_size(int64_t ranks) const;
 
