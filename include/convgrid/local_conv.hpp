@@ -8,6 +8,15 @@
 // Activations NCHW, weights KCRS, float32. Every call overwrites its output.
 //
 // Two backends: oneDNN (the fast one) and a plain loop nest (the test oracle and fallback).
+//
+// Two ways to call it:
+//  - plain-layout calls (forward, backward_data, backward_weights) take and return NCHW / KCRS
+//    arrays; with oneDNN they reorder into and out of its preferred (often blocked) layouts
+//    on every call, except for tensors whose preferred layout is the plain one;
+//  - the resident API (prepare, load, run, store) keeps every tensor in the engine between
+//    calls, in the layout each pass prefers, so that run() is the bare primitive: no reorder,
+//    no allocation. A layer loads its input once for forward and backward-weights, its
+//    weights once for forward and backward-data.
 #pragma once
 
 #include <memory>
@@ -21,6 +30,21 @@ enum class Pass { forward, backward_data, backward_weights };
 std::string_view pass_name(Pass p);  // "forward", "backward_data", "backward_weights"
 
 enum class Backend { onednn, reference };
+
+// The tensors of the three passes, by role. Read by forward: input, weights, bias; by
+// backward-data: grad_output, weights; by backward-weights: grad_output, input. Written by
+// forward: output; by backward-data: grad_input; by backward-weights: grad_weights, grad_bias.
+enum class Tensor {
+  input,
+  weights,
+  bias,
+  output,
+  grad_output,
+  grad_input,
+  grad_weights,
+  grad_bias
+};
+std::string_view tensor_name(Tensor t);  // "input", "weights", ..., "grad_bias"
 
 namespace reference {
 // The loop-nest reference. bias / dbias may be null.
@@ -47,6 +71,33 @@ class LocalConv {
   void forward(const float* in, const float* ker, const float* bias, float* out);
   void backward_data(const float* dout, const float* ker, float* din);
   void backward_weights(const float* dout, const float* in, float* dker, float* dbias);
+
+  // Resident API. The engine keeps each tensor a prepared pass uses, in the layout that pass
+  // prefers (one buffer per distinct layout; passes that agree share it), counted by
+  // MemoryTracker. Typical use, one training step of a layer:
+  //   conv.prepare(Pass::forward); conv.prepare(Pass::backward_data);
+  //   conv.prepare(Pass::backward_weights);                  // once
+  //   conv.load(Tensor::input, x); conv.load(Tensor::weights, w);
+  //   conv.run(Pass::forward); conv.store(Tensor::output, y);
+  //   conv.load(Tensor::grad_output, dy);
+  //   conv.run(Pass::backward_data); conv.run(Pass::backward_weights);
+  //   conv.store(Tensor::grad_input, dx); conv.store(Tensor::grad_weights, dw);
+  // The plain-layout calls stage their data through the same buffers: after one, the resident
+  // content of the tensors it used is unspecified.
+
+  // Creates pass p (its primitive and the resident buffers it needs) unless it exists. Prepare
+  // every pass before loading the tensors it reads: load fills only the layouts that exist.
+  void prepare(Pass p);
+  // Copies plain NCHW / KCRS / K data into t, in every layout a prepared pass reads it in (a
+  // reorder per blocked layout, a copy for a plain one). Throws Error unless a prepared pass
+  // reads t.
+  void load(Tensor t, const float* plain);
+  // Runs prepared pass p on the resident tensors, overwriting the ones it writes. Throws Error
+  // if p is not prepared.
+  void run(Pass p);
+  // Copies t, which a prepared pass reads or writes, out to plain layout. Throws Error
+  // otherwise.
+  void store(Tensor t, float* plain);
 
  private:
   struct Impl;
