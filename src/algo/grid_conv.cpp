@@ -1,0 +1,262 @@
+// The grid algorithm's three passes (see grid_conv.hpp for the data movement of each).
+#include "algo/grid_conv.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <span>
+
+#include "comm/collectives.hpp"
+#include "comm/exchange.hpp"
+#include "layout/pack.hpp"
+
+namespace convgrid {
+namespace {
+
+// Grows `b` to at least n elements (allocates only when it is too small).
+float* ensure(Buffer& b, int64_t n) {
+  if (b.size() < n) b = Buffer(n);
+  return b.data();
+}
+
+std::vector<int64_t> prefix_displs(const std::vector<int64_t>& counts) {
+  std::vector<int64_t> d(counts.size(), 0);
+  for (size_t i = 1; i < counts.size(); ++i) d[i] = d[i - 1] + counts[i - 1];
+  return d;
+}
+
+int64_t total(const std::vector<int64_t>& counts) {
+  return counts.empty() ? 0 : prefix_displs(counts).back() + counts.back();
+}
+
+std::span<const float> cspan(const float* p, int64_t n) { return {p, static_cast<size_t>(n)}; }
+std::span<float> mspan(float* p, int64_t n) { return {p, static_cast<size_t>(n)}; }
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+GridConv::GridConv(const ConvShape& shape, const ProcessGrid& grid, Backend backend)
+    : grid_(grid),
+      layout_(shape, grid.dims()),
+      local_(layout_.local_shape(grid.coord()), /*with_bias=*/false, backend) {
+  const GridCoord g = coord();
+  const GridDims& d = grid.dims();
+  in_block_box_ = layout_.in_block(g);
+  in_needed_box_ = layout_.in_needed(g);
+  out_box_ = layout_.out_block(g);
+  halo_recv_ = layout_.halo_recv(g);
+  halo_send_ = layout_.halo_send(g);
+  for (const HaloPiece& p : halo_recv_) halo_recv_words_ += p.words;
+  for (const HaloPiece& p : halo_send_) halo_send_words_ += p.words;
+  for (int64_t j = 0; j < d.Pk; ++j) {
+    GridCoord o = g;
+    o.k = j;
+    in_slices_.push_back(layout_.in_slice(o));
+    in_counts_.push_back(layout_.read_count(in_slices_.back()));
+  }
+  for (int64_t j = 0; j < d.Pc; ++j) {
+    GridCoord o = g;
+    o.c = j;
+    out_slices_.push_back(layout_.out_slice(o));
+    out_counts_.push_back(out_slices_.back().size());
+  }
+  const Box4 kb = layout_.ker_block(g);
+  for (int64_t j = 0; j < d.nhw_size(); ++j) {
+    Range r = balanced_block(kb.volume(), d.nhw_size(), j);
+    ker_counts_.push_back(r.size());
+    ker_displs_.push_back(r.begin);
+  }
+  in_displs_ = prefix_displs(in_counts_);
+  input_in_place_ = d.Pk == 1 && halo_recv_.empty() && halo_send_.empty() &&
+                    in_needed_box_ == in_block_box_;
+  out_displs_ = prefix_displs(out_counts_);
+}
+
+template <class F>
+void GridConv::timed_comm(F&& f) {
+  double t = now();
+  f();
+  seconds_.comm += now() - t;
+}
+
+template <class F>
+void GridConv::timed_compute(F&& f) {
+  double t = now();
+  f();
+  seconds_.compute += now() - t;
+}
+
+// In[n,c | block] := all-gather over k-fibre; In[halo] := point to point over the spatial fibre.
+void GridConv::gather_input(const float* in, TrafficCounter& traffic) {
+  if (input_in_place_) {  // the at-rest slice is the whole needed input: use it where it is
+    in_local_ = in;
+    return;
+  }
+  const ReadPixels* read = &layout_.read();
+  const int64_t me = coord().k;
+  float* block = ensure(in_block_, in_block_box_.volume());
+  float* needed = ensure(in_needed_, in_needed_box_.volume());
+  float* send = ensure(send_, std::max(in_counts_[me], halo_send_words_));
+  float* recv = ensure(recv_, std::max(total(in_counts_), halo_recv_words_));
+
+  pack_slice(in_slices_[me], read, in, send);
+  all_gather_v(grid_.k_fibre(), cspan(send, in_counts_[me]), mspan(recv, total(in_counts_)),
+               in_counts_, in_displs_, traffic);
+  for (size_t j = 0; j < in_slices_.size(); ++j) {
+    unpack_box(in_slices_[j], read, recv + in_displs_[j], in_block_box_, block, false);
+  }
+
+  copy_box(Slice::whole(in_needed_box_.intersect(in_block_box_)), read, in_block_box_, block,
+           in_needed_box_, needed);
+  exchange_pieces(halo_send_, in_block_box_, block, halo_recv_, in_needed_box_, needed,
+                  /*add=*/false, send, recv, traffic);
+  in_local_ = needed;
+}
+
+// Point to point over the spatial fibre: each of `outgoing` is packed (read pixels) from the box
+// buffer (src_box, src) through `send`, each of `incoming` arrives in `recv` and is unpacked into
+// (dst_box, dst), written or added.
+void GridConv::exchange_pieces(const std::vector<HaloPiece>& outgoing, const Box4& src_box,
+                               const float* src, const std::vector<HaloPiece>& incoming,
+                               const Box4& dst_box, float* dst, bool add, float* send, float* recv,
+                               TrafficCounter& traffic) {
+  const ReadPixels* read = &layout_.read();
+  std::vector<SendMessage> sends;
+  std::vector<RecvMessage> recvs;
+  int64_t offset = 0;
+  for (const HaloPiece& p : outgoing) {
+    pack_box(Slice::whole(p.box), read, src_box, src, send + offset);
+    sends.push_back({static_cast<int>(p.peer), send + offset, p.words});
+    offset += p.words;
+  }
+  offset = 0;
+  for (const HaloPiece& p : incoming) {
+    recvs.push_back({static_cast<int>(p.peer), recv + offset, p.words});
+    offset += p.words;
+  }
+  exchange(grid_.spatial(), sends, recvs, traffic);
+  offset = 0;
+  for (const HaloPiece& p : incoming) {
+    unpack_box(Slice::whole(p.box), read, recv + offset, dst_box, dst, add);
+    offset += p.words;
+  }
+}
+
+// Ker[k,c | block] := all-gather over nhw-fibre (the flat slices are in block order).
+void GridConv::gather_weights(const float* ker, TrafficCounter& traffic) {
+  if (grid_.dims().nhw_size() == 1) {
+    ker_local_ = ker;
+    return;
+  }
+  const int64_t me = grid_.dims().nhw_index(coord());
+  float* block = ensure(ker_block_, total(ker_counts_));
+  all_gather_v(grid_.nhw_fibre(), cspan(ker, ker_counts_[me]), mspan(block, total(ker_counts_)),
+               ker_counts_, ker_displs_, traffic);
+  ker_local_ = block;
+}
+
+// dOut[n,k,h,w | block] := all-gather over c-fibre.
+void GridConv::gather_grad_output(const float* dout, TrafficCounter& traffic) {
+  if (grid_.dims().Pc == 1) {
+    dout_local_ = dout;
+    return;
+  }
+  const int64_t me = coord().c;
+  float* block = ensure(dout_block_, out_box_.volume());
+  float* recv = ensure(recv_, total(out_counts_));
+  all_gather_v(grid_.c_fibre(), cspan(dout, out_counts_[me]), mspan(recv, total(out_counts_)),
+               out_counts_, out_displs_, traffic);
+  for (size_t j = 0; j < out_slices_.size(); ++j) {
+    unpack_box(out_slices_[j], nullptr, recv + out_displs_[j], out_box_, block, false);
+  }
+  dout_local_ = block;
+}
+
+void GridConv::forward(const float* in, const float* ker, float* out, TrafficCounter& traffic) {
+  seconds_ = {};
+  timed_comm([&] {
+    if (!held_.in_needed) gather_input(in, traffic);
+    if (!held_.ker_block) gather_weights(ker, traffic);
+  });
+  held_ = held_after(Pass::forward, held_);
+  if (grid_.dims().Pc == 1) {  // the partial block is the finished slice
+    timed_compute([&] { local_.forward(in_local_, ker_local_, nullptr, out); });
+    return;
+  }
+  float* partial = ensure(out_partial_, out_box_.volume());
+  timed_compute([&] { local_.forward(in_local_, ker_local_, nullptr, partial); });
+  // Out[n,k,h,w | c-slice] := reduce-scatter of the partial block over c-fibre.
+  timed_comm([&] {
+    float* send = ensure(send_, total(out_counts_));
+    for (size_t j = 0; j < out_slices_.size(); ++j) {
+      pack_box(out_slices_[j], nullptr, out_box_, partial, send + out_displs_[j]);
+    }
+    reduce_scatter(grid_.c_fibre(), cspan(send, total(out_counts_)),
+                   mspan(out, out_counts_[coord().c]), out_counts_, traffic);
+  });
+}
+
+void GridConv::backward_data(const float* dout, const float* ker, float* din,
+                             TrafficCounter& traffic) {
+  seconds_ = {};
+  timed_comm([&] {
+    if (!held_.dout_block) gather_grad_output(dout, traffic);
+    if (!held_.ker_block) gather_weights(ker, traffic);
+  });
+  held_ = held_after(Pass::backward_data, held_);
+  if (input_in_place_) {  // the needed input is the at-rest slice: no halo, no k-fibre
+    timed_compute([&] { local_.backward_data(dout_local_, ker_local_, din); });
+    return;
+  }
+  float* dneeded = ensure(din_needed_, in_needed_box_.volume());
+  timed_compute([&] { local_.backward_data(dout_local_, ker_local_, dneeded); });
+
+  timed_comm([&] {
+    const ReadPixels* read = &layout_.read();
+    // dIn~[owned block] := own part + reverse halo from the ranks that read the owned pixels.
+    float* dblock = ensure(din_block_, in_block_box_.volume());
+    std::fill(dblock, dblock + in_block_box_.volume(), 0.0f);
+    copy_box(Slice::whole(in_needed_box_.intersect(in_block_box_)), read, in_needed_box_, dneeded,
+             in_block_box_, dblock);
+    // The reverse halo sends what the forward halo received, and receives what it sent.
+    float* send = ensure(send_, std::max(halo_recv_words_, total(in_counts_)));
+    float* recv = ensure(recv_, std::max(halo_send_words_, in_counts_[coord().k]));
+    exchange_pieces(halo_recv_, in_needed_box_, dneeded, halo_send_, in_block_box_, dblock,
+                    /*add=*/true, send, recv, traffic);
+    // dIn[n,c | k-slice] := reduce-scatter of the owned block over k-fibre (read pixels only).
+    for (size_t j = 0; j < in_slices_.size(); ++j) {
+      pack_box(in_slices_[j], read, in_block_box_, dblock, send + in_displs_[j]);
+    }
+    const int64_t me = coord().k;
+    reduce_scatter(grid_.k_fibre(), cspan(send, total(in_counts_)), mspan(recv, in_counts_[me]),
+                   in_counts_, traffic);
+    if (!read->all_read()) std::fill(din, din + in_slices_[me].size(), 0.0f);
+    unpack_slice(in_slices_[me], read, recv, din);
+  });
+}
+
+void GridConv::backward_weights(const float* dout, const float* in, float* dker,
+                                TrafficCounter& traffic) {
+  seconds_ = {};
+  timed_comm([&] {
+    if (!held_.in_needed) gather_input(in, traffic);
+    if (!held_.dout_block) gather_grad_output(dout, traffic);
+  });
+  held_ = held_after(Pass::backward_weights, held_);
+  if (grid_.dims().nhw_size() == 1) {  // the partial block is the finished slice
+    timed_compute([&] { local_.backward_weights(dout_local_, in_local_, dker, nullptr); });
+    return;
+  }
+  float* dblock = ensure(dker_block_, total(ker_counts_));
+  timed_compute([&] { local_.backward_weights(dout_local_, in_local_, dblock, nullptr); });
+  // dKer[k,c | nhw-slice] := reduce-scatter of the partial block over nhw-fibre.
+  timed_comm([&] {
+    const int64_t me = grid_.dims().nhw_index(coord());
+    reduce_scatter(grid_.nhw_fibre(), cspan(dblock, total(ker_counts_)),
+                   mspan(dker, ker_counts_[me]), ker_counts_, traffic);
+  });
+}
+
+}  // namespace convgrid

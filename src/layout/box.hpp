@@ -1,0 +1,77 @@
+// Boxes and slices of 4-D tensors, the unit every distribution is described in. Pure; no MPI.
+//
+// A Box4 is a rectangular block of a 4-D tensor in global coordinates: for activations the
+// dimensions are (n, channel, row, column) of NCHW, for weights (k, c, r, s) of KCRS.
+// A Slice is the part of a box whose index in the box's own row-major flattening lies in `flat`:
+// a sub-box of whole channels has flat = [0, volume), a flat slice is a contiguous range.
+// A rank's at-rest share of a tensor is one Slice, stored densely in flattening order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "layout/range.hpp"
+
+namespace convgrid {
+
+struct Box4 {
+  std::array<Range, 4> r;
+
+  int64_t extent(int d) const { return r[d].size(); }
+  int64_t volume() const { return extent(0) * extent(1) * extent(2) * extent(3); }
+  bool empty() const { return volume() == 0; }
+  Box4 intersect(const Box4& o) const {
+    return {{r[0].intersect(o.r[0]), r[1].intersect(o.r[1]), r[2].intersect(o.r[2]),
+             r[3].intersect(o.r[3])}};
+  }
+  // Offset of global coordinate (a,b,c,d) in the box's dense row-major storage.
+  int64_t offset(int64_t a, int64_t b, int64_t c, int64_t d) const {
+    return ((((a - r[0].begin) * extent(1)) + (b - r[1].begin)) * extent(2) + (c - r[2].begin)) *
+               extent(3) +
+           (d - r[3].begin);
+  }
+  bool operator==(const Box4&) const = default;
+};
+
+struct Slice {
+  Box4 box;
+  Range flat;
+
+  static Slice whole(const Box4& b) { return {b, {0, b.volume()}}; }
+  int64_t size() const { return flat.size(); }
+  bool empty() const { return flat.empty(); }
+};
+
+// Slice j of `parts` of a block: along dimension 1 (whole channel planes, balanced) when the
+// block has at least `parts` channels, otherwise a balanced range of its flattened index.
+inline Slice split_block(const Box4& block, int64_t parts, int64_t j) {
+  if (block.extent(1) >= parts) {
+    Box4 sub = block;
+    Range ch = balanced_block(block.extent(1), parts, j);
+    sub.r[1] = ch.shifted(block.r[1].begin);
+    return Slice::whole(sub);
+  }
+  return {block, balanced_block(block.volume(), parts, j)};
+}
+
+// Calls f(a, b, c, d_begin, d_end, offset) for every maximal run of the slice along the last
+// dimension, in flattening order; `offset` is the run's position within the slice (0-based).
+template <class F>
+void for_each_run(const Slice& s, F&& f) {
+  if (s.empty()) return;
+  const Box4& b = s.box;
+  const int64_t w = b.extent(3);
+  int64_t i = s.flat.begin;
+  while (i < s.flat.end) {
+    const int64_t row = i / w, col = i % w;
+    const int64_t len = std::min(w - col, s.flat.end - i);
+    const int64_t c = row % b.extent(2);
+    const int64_t bb = (row / b.extent(2)) % b.extent(1);
+    const int64_t a = row / b.extent(2) / b.extent(1);
+    f(a + b.r[0].begin, bb + b.r[1].begin, c + b.r[2].begin, col + b.r[3].begin,
+      col + len + b.r[3].begin, i - s.flat.begin);
+    i += len;
+  }
+}
+
+}  // namespace convgrid

@@ -1,0 +1,90 @@
+// Where every tensor of one convolution layer lives on a processor grid (SPEC sections 2-3),
+// and what each rank needs for its local work. Pure index arithmetic; no MPI.
+//
+// Rank (pn,pk,pc,ph,pw) computes outputs n_block(pn) x k_block(pk) x h_block(ph) x w_block(pw),
+// summed over c_block(pc) and all taps. At rest (between passes, each element held once):
+//   In, dIn   : block (n_block, c_block, rows_owned(ph), cols_owned(pw)), split in Pk slices over
+//               the k-fibre (whole channels when the block has >= Pk channels, else flat);
+//   Ker, dKer : block (k_block, c_block, R, S), split in Pn*Ph*Pw flat slices over the nhw-fibre;
+//   Out, dOut : block (n_block, k_block, h_block, w_block), split in Pc slices over the c-fibre.
+// Input rows are owned by the output block that first needs them: ph owns rows
+// [h0*sh - pad_top, h1*sh - pad_top) of its output rows [h0, h1), clipped to the image, the
+// first block from row 0 and the last to row H. Columns likewise.
+//
+// Example, H=Ho=8 (3x3, stride 1, pad 1), Ph=2: output rows [0,4) and [4,8); ph=0 owns input
+// rows [0,3) and needs [0,5); ph=1 owns [3,8) and needs [3,8). ph=0 receives rows 3-4 (its halo)
+// from ph=1.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "convgrid/conv_shape.hpp"
+#include "layout/box.hpp"
+#include "layout/grid_dims.hpp"
+#include "layout/read_pixels.hpp"
+
+namespace convgrid {
+
+// A piece of input exchanged with a rank of the same spatial neighbourhood (same pn,pk,pc).
+struct HaloPiece {
+  int64_t peer;  // the peer's index in the spatial fibre: ph*Pw + pw
+  Box4 box;      // global (n, c, y, x) coordinates
+  int64_t words; // read pixels in the box (the elements that travel)
+};
+
+class LayerLayout {
+ public:
+  // Throws InputError when the grid does not fit the layer (GridDims::validate_for).
+  LayerLayout(const ConvShape& shape, const GridDims& dims);
+
+  const ConvShape& shape() const { return shape_; }
+  const GridDims& dims() const { return dims_; }
+  const ReadPixels& read() const { return read_; }
+
+  // Iteration-space blocks.
+  Range n_block(int64_t pn) const { return balanced_block(shape_.N, dims_.Pn, pn); }
+  Range k_block(int64_t pk) const { return balanced_block(shape_.K, dims_.Pk, pk); }
+  Range c_block(int64_t pc) const { return balanced_block(shape_.C, dims_.Pc, pc); }
+  Range h_block(int64_t ph) const { return balanced_block(shape_.Ho(), dims_.Ph, ph); }
+  Range w_block(int64_t pw) const { return balanced_block(shape_.Wo(), dims_.Pw, pw); }
+
+  // Input rows (columns) owned at rest by ph (pw), and read by its output rows (columns).
+  Range rows_owned(int64_t ph) const;
+  Range cols_owned(int64_t pw) const;
+  Range rows_needed(int64_t ph) const;
+  Range cols_needed(int64_t pw) const;
+
+  Box4 in_block(GridCoord g) const;   // (n, c, y, x): owned by (pn,pc,ph,pw)
+  Box4 in_needed(GridCoord g) const;  // (n, c, y, x): read by the rank's outputs
+  Box4 out_block(GridCoord g) const;  // (n, k, h, w)
+  Box4 ker_block(GridCoord g) const;  // (k, c, r, s)
+  Slice in_slice(GridCoord g) const;  // at-rest share of In/dIn held by g
+  Slice out_slice(GridCoord g) const; // at-rest share of Out/dOut held by g
+  Slice ker_slice(GridCoord g) const; // at-rest share of Ker/dKer held by g
+
+  // The rank's local convolution: input in_needed(g), output out_block(g), weights ker_block(g),
+  // with the padding that remains at the image border.
+  ConvShape local_shape(GridCoord g) const;
+
+  // Read input pixels in a region of In (what travels when that region is sent).
+  int64_t read_count(const Slice& s) const;
+  int64_t read_count(const Box4& b) const;
+
+  // Halo pieces of in_needed(g) owned by other ranks of g's spatial fibre (received in forward,
+  // sent back in backward-data), and pieces of in_block(g) that others need. Only pieces with
+  // at least one read pixel, in increasing peer order.
+  std::vector<HaloPiece> halo_recv(GridCoord g) const;
+  std::vector<HaloPiece> halo_send(GridCoord g) const;
+
+ private:
+  template <class BoxOf, class RowsOf, class ColsOf>
+  std::vector<HaloPiece> halo_pieces(GridCoord g, BoxOf box_of, Range rows, Range cols,
+                                     RowsOf rows_of, ColsOf cols_of) const;
+
+  ConvShape shape_;
+  GridDims dims_;
+  ReadPixels read_;
+};
+
+}  // namespace convgrid

@@ -1,0 +1,54 @@
+// Packing a region of a tensor into a contiguous message and back, keeping only the pixels
+// some output reads (when a ReadPixels filter is given). Pure; no MPI.
+//
+// Two kinds of dense storage take part: a box buffer (a Box4 stored row-major, such as a
+// gathered block or the haloed input of a rank) and slice storage (a rank's at-rest Slice).
+#pragma once
+
+#include <cstdint>
+
+#include "layout/box.hpp"
+#include "layout/read_pixels.hpp"
+
+namespace convgrid {
+
+// Calls f(a, b, y, x0, x1, slice_offset) for each run of the region's read pixels along x.
+template <class F>
+void for_each_read_run(const Slice& region, const ReadPixels* read, F&& f) {
+  for_each_run(region, [&](int64_t a, int64_t b, int64_t y, int64_t x0, int64_t x1, int64_t off) {
+    if (read == nullptr) {
+      f(a, b, y, x0, x1, off);
+      return;
+    }
+    if (!read->row(y)) return;
+    int64_t x = x0;
+    while (x < x1) {
+      while (x < x1 && !read->col(x)) ++x;
+      int64_t e = x;
+      while (e < x1 && read->col(e)) ++e;
+      if (e > x) f(a, b, y, x, e, off + (x - x0));
+      x = e;
+    }
+  });
+}
+
+// Region (read pixels only) from a box buffer into `out`; returns the count written.
+int64_t pack_box(const Slice& region, const ReadPixels* read, const Box4& src_box,
+                 const float* src, float* out);
+// Region (read pixels only) from its own slice storage into `out`.
+int64_t pack_slice(const Slice& region, const ReadPixels* read, const float* src, float* out);
+// Packed values into a box buffer: written, or added when `add`.
+int64_t unpack_box(const Slice& region, const ReadPixels* read, const float* in,
+                   const Box4& dst_box, float* dst, bool add);
+// Packed values into the region's own slice storage (unread positions are left untouched).
+int64_t unpack_slice(const Slice& region, const ReadPixels* read, const float* in, float* dst);
+
+}  // namespace convgrid
+
+namespace convgrid {
+
+// Region (read pixels only) from one box buffer into another.
+void copy_box(const Slice& region, const ReadPixels* read, const Box4& src_box, const float* src,
+              const Box4& dst_box, float* dst);
+
+}  // namespace convgrid

@@ -1,0 +1,45 @@
+// Words and messages each rank receives in the grid algorithm (SPEC sections 4 and 6), computed
+// from the block arithmetic alone: it never looks at what the communication layer sent, so the
+// run-time counts can be checked against it to the word.
+//
+// Counting rules (the same the communication layer applies):
+//   all-gather over q ranks    : the other q-1 slices (only read pixels for In);
+//   reduce-scatter over q ranks: q-1 contributions to the rank's own slice;
+//   halo (point to point)      : the elements received;
+//   messages                   : one per collective on a fibre of more than one rank, one per
+//                                non-empty point-to-point receive.
+#pragma once
+
+#include <cstdint>
+
+#include "convgrid/local_conv.hpp"
+#include "layout/layer_layout.hpp"
+
+namespace convgrid {
+
+struct PassVolume {
+  int64_t all_gather = 0;
+  int64_t reduce_scatter = 0;
+  int64_t point_to_point = 0;
+  int64_t messages = 0;
+
+  int64_t words() const { return all_gather + reduce_scatter + point_to_point; }
+};
+
+// Gathered operands a pass finds already in place from earlier passes of the same step:
+// the haloed input (forward), the weight block (forward), the output-gradient block
+// (backward-data). A pass gathers what is not held.
+struct Held {
+  bool in_needed = false;
+  bool ker_block = false;
+  bool dout_block = false;
+};
+
+// What rank g receives in one pass.
+PassVolume grid_pass_volume(const LayerLayout& layout, GridCoord g, Pass pass, Held held);
+
+// What each pass leaves held for the next when the passes run in order forward, backward-data,
+// backward-weights (a training step) starting from `before`.
+Held held_after(Pass pass, Held before);
+
+}  // namespace convgrid

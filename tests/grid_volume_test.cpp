@@ -1,0 +1,74 @@
+// The cost model's words and messages (src/model/grid_volume) on hand-computed cases. The MPI
+// tests check it against the communication layer's counts on every grid; these pin the numbers.
+#include <gtest/gtest.h>
+
+#include "convgrid/error.hpp"
+#include "model/grid_volume.hpp"
+
+namespace convgrid {
+namespace {
+
+PassVolume volume(const char* shape, GridDims d, int64_t rank, Pass p, Held held = {}) {
+  LayerLayout L(ConvShape::parse(shape), d);
+  return grid_pass_volume(L, d.coord_of(rank), p, held);
+}
+
+TEST(GridVolume, DataParallelGathersWeightsAndReduceScattersTheirGradient) {
+  // 64*64*3*3 = 36864 weights over 2 ranks: each gathers the other half, reduce-scatters its half.
+  const char* s = "N=32,C=64,H=56,W=56,K=64,R=3,S=3,pad=1";
+  GridDims dp{2, 1, 1, 1, 1};
+  EXPECT_EQ(volume(s, dp, 0, Pass::forward).all_gather, 18432);
+  EXPECT_EQ(volume(s, dp, 0, Pass::forward).words(), 18432);
+  EXPECT_EQ(volume(s, dp, 0, Pass::forward).messages, 1);
+  EXPECT_EQ(volume(s, dp, 1, Pass::backward_data, Held{true, true, false}).words(), 0);
+  EXPECT_EQ(volume(s, dp, 1, Pass::backward_weights, Held{true, true, true}).reduce_scatter, 18432);
+  // Gathered weights plus reduce-scattered gradients: the all-reduce of data parallelism.
+  EXPECT_EQ(volume(s, dp, 1, Pass::forward).words() +
+                volume(s, dp, 1, Pass::backward_weights, Held{true, true, true}).words(),
+            2 * 18432);
+}
+
+TEST(GridVolume, SpatialSplitSendsTheHaloFromTheNextBlock) {
+  // 3x3, pad 1, H=8 over Ph=2: output rows [0,4) and [4,8). Input rows belong to the block whose
+  // outputs first read them: ph=0 owns [0,3) (row 3 is first read by output 4), ph=1 owns [3,8).
+  // ph=0 needs [0,5): it receives rows 3 and 4 from ph=1; ph=1 needs [3,8): nothing to receive.
+  const char* s = "N=2,C=3,H=8,W=5,K=4,R=3,S=3,pad=1";
+  GridDims sp{1, 1, 1, 2, 1};
+  const PassVolume f0 = volume(s, sp, 0, Pass::forward);
+  EXPECT_EQ(f0.point_to_point, 2 * 3 * 2 * 5);
+  EXPECT_EQ(f0.all_gather, 4 * 3 * 9 / 2);  // the weights, gathered over the 2-rank nhw-fibre
+  EXPECT_EQ(f0.messages, 2);
+  EXPECT_EQ(volume(s, sp, 1, Pass::forward).point_to_point, 0);
+  // Backward-data sends the halo's gradient back to its owner: ph=1 receives those 60 words.
+  EXPECT_EQ(volume(s, sp, 1, Pass::backward_data, Held{true, true, false}).point_to_point, 60);
+  EXPECT_EQ(volume(s, sp, 0, Pass::backward_data, Held{true, true, false}).point_to_point, 0);
+}
+
+TEST(GridVolume, ChannelSplitsGatherInputAndReduceScatterOutput) {
+  const char* s = "N=2,C=4,H=6,W=6,K=6,R=3,S=3,pad=1";
+  // Pk=2: In (2x4x6x6 = 288) is split over the k-fibre by channels; each gathers the other 144.
+  EXPECT_EQ(volume(s, GridDims{1, 2, 1, 1, 1}, 0, Pass::forward).all_gather, 144);
+  // Pc=2: each rank makes a partial Out (2x6x6x6 = 432) and receives the other's half of its slice.
+  const PassVolume f = volume(s, GridDims{1, 1, 2, 1, 1}, 1, Pass::forward);
+  EXPECT_EQ(f.reduce_scatter, 216);
+  EXPECT_EQ(f.all_gather, 0);
+  // Backward-data on Pk=2: dIn's reduce-scatter over the k-fibre, 144 words.
+  EXPECT_EQ(volume(s, GridDims{1, 2, 1, 1, 1}, 0, Pass::backward_data, Held{true, true, false})
+                .reduce_scatter, 144);
+}
+
+TEST(GridVolume, UnreadPixelsAreNotCounted) {
+  // 1x1 stride 2 on 8x8: only 16 of 64 pixels per plane are read; Pk=2 gathers 1 plane of 2.
+  const char* s = "N=1,C=2,H=8,W=8,K=2,R=1,S=1,stride=2";
+  EXPECT_EQ(volume(s, GridDims{1, 2, 1, 1, 1}, 0, Pass::forward).all_gather, 16);
+}
+
+TEST(GridVolume, HeldOperandsAreNotGatheredAgain) {
+  const char* s = "N=2,C=4,H=6,W=6,K=6,R=3,S=3,pad=1";
+  GridDims d{1, 2, 2, 1, 1};
+  EXPECT_GT(volume(s, d, 0, Pass::backward_weights).all_gather, 0);
+  EXPECT_EQ(volume(s, d, 0, Pass::backward_weights, Held{true, true, true}).all_gather, 0);
+}
+
+}  // namespace
+}  // namespace convgrid

@@ -1,0 +1,202 @@
+// Block, slice, halo and local-shape arithmetic (src/layout) checked without MPI: partitions
+// cover every element once, halos rebuild each rank's needed input, and a serial simulation of
+// the grid algorithm's forward pass (every rank's local convolution on its local shape) equals
+// the global reference convolution.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "convgrid/local_conv.hpp"
+#include "layout/layer_layout.hpp"
+#include "layout/pack.hpp"
+#include "awkward_shapes.hpp"
+
+namespace convgrid {
+namespace {
+
+using ::convgrid::test_data::kAwkwardShapes;
+
+std::vector<GridDims> grids_up_to(int64_t max_p) {
+  std::vector<GridDims> out;
+  for (int64_t p = 1; p <= max_p; ++p) {
+    for (const GridDims& g : all_grids(p)) out.push_back(g);
+  }
+  return out;
+}
+
+// Counts how often each element of a tensor of `extents` is covered by the slices.
+template <class SliceOf>
+std::vector<int> coverage(const std::array<int64_t, 4>& ext, const GridDims& d, SliceOf slice_of) {
+  std::vector<int> seen(ext[0] * ext[1] * ext[2] * ext[3], 0);
+  Box4 whole{{Range{0, ext[0]}, Range{0, ext[1]}, Range{0, ext[2]}, Range{0, ext[3]}}};
+  for (int64_t r = 0; r < d.size(); ++r) {
+    Slice s = slice_of(d.coord_of(r));
+    int64_t total = 0;
+    for_each_run(s, [&](int64_t a, int64_t b, int64_t y, int64_t x0, int64_t x1, int64_t off) {
+      EXPECT_EQ(off, total);
+      for (int64_t x = x0; x < x1; ++x) ++seen[whole.offset(a, b, y, x)];
+      total += x1 - x0;
+    });
+    EXPECT_EQ(total, s.size());
+  }
+  return seen;
+}
+
+TEST(LayerLayout, AtRestSlicesCoverEveryElementOnce) {
+  for (const char* text : kAwkwardShapes) {
+    ConvShape s = ConvShape::parse(text);
+    for (const GridDims& d : grids_up_to(8)) {
+      if (!d.fits(s)) continue;
+      LayerLayout L(s, d);
+      SCOPED_TRACE(std::string(text) + " grid " + d.to_string());
+      for (int v : coverage({s.N, s.C, s.H, s.W}, d, [&](GridCoord g) { return L.in_slice(g); })) {
+        ASSERT_EQ(v, 1);
+      }
+      for (int v : coverage({s.N, s.K, s.Ho(), s.Wo()}, d, [&](GridCoord g) { return L.out_slice(g); })) {
+        ASSERT_EQ(v, 1);
+      }
+      for (int v : coverage({s.K, s.C, s.R, s.S}, d, [&](GridCoord g) { return L.ker_slice(g); })) {
+        ASSERT_EQ(v, 1);
+      }
+    }
+  }
+}
+
+TEST(LayerLayout, HaloPiecesRebuildTheNeededInput) {
+  for (const char* text : kAwkwardShapes) {
+    ConvShape s = ConvShape::parse(text);
+    for (const GridDims& d : grids_up_to(8)) {
+      if (!d.fits(s)) continue;
+      LayerLayout L(s, d);
+      SCOPED_TRACE(std::string(text) + " grid " + d.to_string());
+      for (int64_t r = 0; r < d.size(); ++r) {
+        GridCoord g = d.coord_of(r);
+        Box4 need = L.in_needed(g);
+        std::vector<int> seen(need.volume(), 0);
+        auto mark = [&](const Box4& b) {
+          for_each_read_run(Slice::whole(b), &L.read(), [&](int64_t a, int64_t c, int64_t y, int64_t x0, int64_t x1, int64_t) {
+            for (int64_t x = x0; x < x1; ++x) ++seen[need.offset(a, c, y, x)];
+          });
+        };
+        mark(need.intersect(L.in_block(g)));
+        int64_t words = 0;
+        for (const HaloPiece& p : L.halo_recv(g)) {
+          mark(p.box);
+          words += p.words;
+          EXPECT_EQ(L.read_count(p.box), p.words);
+        }
+        for_each_run(Slice::whole(need), [&](int64_t a, int64_t c, int64_t y, int64_t x0, int64_t x1, int64_t) {
+          for (int64_t x = x0; x < x1; ++x) {
+            ASSERT_EQ(seen[need.offset(a, c, y, x)], L.read().row(y) && L.read().col(x) ? 1 : 0);
+          }
+        });
+        // What g receives from p is what p sends to g.
+        for (const HaloPiece& p : L.halo_recv(g)) {
+          GridCoord peer = g;
+          peer.h = p.peer / d.Pw;
+          peer.w = p.peer % d.Pw;
+          bool found = false;
+          for (const HaloPiece& q : L.halo_send(peer)) {
+            if (q.peer == g.h * d.Pw + g.w) {
+              EXPECT_EQ(q.box, p.box);
+              found = true;
+            }
+          }
+          EXPECT_TRUE(found);
+        }
+      }
+    }
+  }
+}
+
+TEST(LayerLayout, ReadCountMatchesBruteForce) {
+  for (const char* text : kAwkwardShapes) {
+    ConvShape s = ConvShape::parse(text);
+    ReadPixels read(s);
+    for (int64_t y = 0; y < s.H; ++y) {
+      bool used = false;
+      for (int64_t h = 0; h < s.Ho(); ++h)
+        for (int64_t r = 0; r < s.R; ++r) used |= h * s.stride_h + r * s.dil_h - s.pad_top == y;
+      EXPECT_EQ(read.row(y), used) << text << " row " << y;
+    }
+    for (int64_t x = 0; x < s.W; ++x) {
+      bool used = false;
+      for (int64_t w = 0; w < s.Wo(); ++w)
+        for (int64_t q = 0; q < s.S; ++q) used |= w * s.stride_w + q * s.dil_w - s.pad_left == x;
+      EXPECT_EQ(read.col(x), used) << text << " col " << x;
+    }
+  }
+}
+
+TEST(LayerLayout, UnreadPixelsExistForStrideOverFilter) {
+  ReadPixels read(ConvShape::parse("N=1,C=1,H=8,W=8,K=1,R=1,S=1,stride=2"));
+  EXPECT_FALSE(read.all_read());
+  EXPECT_EQ(read.rows_in({0, 8}), 4);
+  EXPECT_TRUE(read.row(6));
+  EXPECT_FALSE(read.row(7));
+}
+
+TEST(LayerLayout, WorkedExampleFromTheHeader) {
+  LayerLayout L(ConvShape::parse("N=1,C=1,H=8,W=8,K=1,R=3,S=3,pad=1"), GridDims{1, 1, 1, 2, 1});
+  EXPECT_EQ(L.rows_owned(0), (Range{0, 3}));
+  EXPECT_EQ(L.rows_needed(0), (Range{0, 5}));
+  EXPECT_EQ(L.rows_owned(1), (Range{3, 8}));
+  EXPECT_EQ(L.rows_needed(1), (Range{3, 8}));
+  auto halo = L.halo_recv({0, 0, 0, 0, 0});
+  ASSERT_EQ(halo.size(), 1u);
+  EXPECT_EQ(halo[0].box.r[2], (Range{3, 5}));
+  EXPECT_EQ(halo[0].words, 2 * 8);
+}
+
+TEST(LayerLayout, HaloWiderThanANeighbourComesFromSeveralRanks) {
+  // 7x7 filter, 6 output rows over 6 ranks: rank 0 needs rows [0,4), owned by ranks 0..3.
+  LayerLayout L(ConvShape::parse("N=1,C=1,H=6,W=1,K=1,R=7,S=1,pad=3x0"), GridDims{1, 1, 1, 6, 1});
+  auto halo = L.halo_recv({0, 0, 0, 0, 0});
+  EXPECT_EQ(halo.size(), 3u);
+}
+
+// Serial simulation of the forward pass: every rank convolves its needed input (unread pixels
+// set to NaN, so reading one would show) with its weight block on its local shape; the sum over c-blocks is the reference.
+TEST(LayerLayout, LocalShapesReproduceTheGlobalConvolution) {
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (const char* text : kAwkwardShapes) {
+    ConvShape s = ConvShape::parse(text);
+    std::vector<float> in(s.input_elems()), ker(s.weight_elems()), ref(s.output_elems());
+    for (float& v : in) v = dist(gen);
+    for (float& v : ker) v = dist(gen);
+    reference::forward(s, in.data(), ker.data(), nullptr, ref.data());
+    Box4 in_all{{Range{0, s.N}, Range{0, s.C}, Range{0, s.H}, Range{0, s.W}}};
+    Box4 ker_all{{Range{0, s.K}, Range{0, s.C}, Range{0, s.R}, Range{0, s.S}}};
+    Box4 out_all{{Range{0, s.N}, Range{0, s.K}, Range{0, s.Ho()}, Range{0, s.Wo()}}};
+    for (const GridDims& d : grids_up_to(6)) {
+      if (!d.fits(s)) continue;
+      LayerLayout L(s, d);
+      SCOPED_TRACE(std::string(text) + " grid " + d.to_string());
+      std::vector<float> out(s.output_elems(), 0.0f);
+      for (int64_t r = 0; r < d.size(); ++r) {
+        GridCoord g = d.coord_of(r);
+        ConvShape ls = L.local_shape(g);
+        ASSERT_NO_THROW(ls.validate());
+        Box4 need = L.in_needed(g), kb = L.ker_block(g), ob = L.out_block(g);
+        ASSERT_EQ(ls.Ho(), ob.extent(2));
+        ASSERT_EQ(ls.Wo(), ob.extent(3));
+        const float poison = std::numeric_limits<float>::quiet_NaN();
+        std::vector<float> lin(need.volume(), poison), lker(kb.volume()), lout(ob.volume());
+        std::vector<float> packed(need.volume());
+        int64_t n = pack_box(Slice::whole(need), &L.read(), in_all, in.data(), packed.data());
+        unpack_box(Slice::whole(need), &L.read(), packed.data(), need, lin.data(), false);
+        EXPECT_EQ(n, L.read_count(need));
+        pack_box(Slice::whole(kb), nullptr, ker_all, ker.data(), lker.data());
+        reference::forward(ls, lin.data(), lker.data(), nullptr, lout.data());
+        unpack_box(Slice::whole(ob), nullptr, lout.data(), out_all, out.data(), true);
+      }
+      for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-4) << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace convgrid
