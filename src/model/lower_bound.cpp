@@ -1,0 +1,111 @@
+// The communication lower bounds of SPEC section 7, and why they hold.
+//
+// Take one rank and the set S of multiply-adds (n,k,c,h,w,r,s) it performs that read a real
+// input pixel, |S| = V. Fix a tap (r,s): the multiply-adds of S with that tap, S_rs, are points
+// (m = (n,h,w), k, c) of a matrix multiplication, and each determines its three operands
+// injectively: Out[n,k,h,w], Ker[k,c,r,s] and In[n,c,y,x] (y, x are functions of h, w for a fixed
+// tap). By Loomis-Whitney, |S_rs| <= sqrt(|O_rs| |K_rs| |I_rs|) with O_rs, K_rs, I_rs the
+// operands S_rs touches. Summing over taps with Cauchy-Schwarz,
+//   V <= sqrt(|O|) * sqrt(sum |K_rs|) * sqrt(sum |I_rs|) <= sqrt(|O| |K| rho |I|),
+// because the K_rs are disjoint parts of the rank's weight footprint K, and an input pixel
+// lies in at most rho of the I_rs: row y is read by tap r only when r*dh = y + pad (mod sh),
+// which picks one r in every sh/gcd(sh,dh) consecutive ones, so at most
+// rho_h = ceil(R / (sh/gcd(sh,dh))) taps along h; likewise along w, and rho = rho_h * rho_w.
+// For a fixed product the sum is smallest when the three are equal (AM-GM), so
+//   |O| + |K| + |I| >= 3 (V^2/rho)^(1/3).
+// Every In and Ker word a rank uses but does not hold must be received by it; every output it
+// makes a partial sum of but does not own must be received (a partial sum) by its owner. These
+// transfers are distinct, and the ranks hold at most |In_used|, |Ker|, |Out| words of the three
+// tensors between them, so with every rank doing V = G/P multiply-adds the words received,
+// summed over ranks, are at least P * 3 (V^2/rho)^(1/3) - (|In_used| + |Ker| + |Out|).
+// Dividing by P gives the memory-independent bound on the average per rank.
+//
+// Backward passes: backward-data writes dIn (only read pixels get a non-zero gradient) from
+// dOut and Ker; backward-weights writes dKer from dOut and In. The multiply-adds and the three
+// footprints are the same sets as in forward with the roles of "written" and "read" exchanged,
+// so the argument, and the number, are the same for all three passes.
+//
+// Memory-dependent: with M words per rank, cut a rank's work into segments in each of which it
+// moves M words (the last one fewer). Taking, as SPEC section 7 does, the operands of one
+// segment to fit in the 2M words of what was held at its start plus what it moved, the sum of
+// the three footprints is at most 2M, so a segment does at most sqrt(rho) (2M/3)^(3/2)
+// multiply-adds (the product is largest when the three are equal). A rank doing V needs at
+// least V / (sqrt(rho) (2M/3)^(3/2)) segments, all but one full:
+//   words >= M V / (sqrt(rho) (2M/3)^(3/2)) - M.
+// This is the segment argument of Irony, Toledo and Tiskin (JPDC 2004) for matrix multiplication.
+#include "model/lower_bound.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "convgrid/error.hpp"
+#include "layout/read_pixels.hpp"
+
+namespace convgrid {
+namespace {
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+// Pairs (output row h, tap r) with y = h*stride + r*dil - pad inside [0, in): for each tap the
+// valid h form one interval, pad - r*dil <= h*stride <= in - 1 + pad - r*dil.
+int64_t valid_pairs(int64_t in, int64_t out, int64_t taps, int64_t stride, int64_t dil,
+                    int64_t pad) {
+  int64_t pairs = 0;
+  for (int64_t r = 0; r < taps; ++r) {
+    const int64_t lo = std::max<int64_t>(0, ceil_div(pad - r * dil, stride));
+    const int64_t hi = std::min(out - 1, floor_div(in - 1 + pad - r * dil, stride));
+    pairs += std::max<int64_t>(0, hi - lo + 1);
+  }
+  return pairs;
+}
+
+// Most taps of `taps` that read the same input row: one in every stride/gcd(stride, dil).
+int64_t taps_per_pixel(int64_t taps, int64_t stride, int64_t dil) {
+  return ceil_div(taps, stride / std::gcd(stride, dil));
+}
+
+void require_ranks(int64_t P) {
+  if (P < 1) throw InputError(fmt::format("lower bound: P={} must be at least 1", P));
+}
+
+}  // namespace
+
+BoundTerms bound_terms(const ConvShape& s) {
+  const ReadPixels read(s);
+  BoundTerms t;
+  // Each factor is at most its counterpart in s.macs(), which validate() keeps within 64 bits.
+  t.macs = s.N * s.K * s.C * valid_pairs(s.H, s.Ho(), s.R, s.stride_h, s.dil_h, s.pad_top) *
+           valid_pairs(s.W, s.Wo(), s.S, s.stride_w, s.dil_w, s.pad_left);
+  t.rho_h = taps_per_pixel(s.R, s.stride_h, s.dil_h);
+  t.rho_w = taps_per_pixel(s.S, s.stride_w, s.dil_w);
+  t.in_used = s.N * s.C * read.rows_in({0, s.H}) * read.cols_in({0, s.W});
+  t.ker = s.weight_elems();
+  t.out = s.output_elems();
+  return t;
+}
+
+double words_lower_bound(const ConvShape& shape, int64_t P) {
+  require_ranks(P);
+  const BoundTerms t = bound_terms(shape);
+  const double V = static_cast<double>(t.macs) / static_cast<double>(P);
+  const double held = static_cast<double>(t.in_used + t.ker + t.out) / static_cast<double>(P);
+  return std::max(0.0, 3.0 * std::cbrt(V * V / static_cast<double>(t.rho())) - held);
+}
+
+double words_lower_bound_memory(const ConvShape& shape, int64_t P, double memory_words) {
+  require_ranks(P);
+  if (!(memory_words > 0)) {
+    throw InputError(fmt::format("lower bound: memory {} words must be positive", memory_words));
+  }
+  const BoundTerms t = bound_terms(shape);
+  const double V = static_cast<double>(t.macs) / static_cast<double>(P);
+  const double M = memory_words;
+  const double per_segment = std::sqrt(static_cast<double>(t.rho())) * std::pow(2.0 * M / 3.0, 1.5);
+  return std::max(0.0, M * V / per_segment - M);
+}
+
+}  // namespace convgrid

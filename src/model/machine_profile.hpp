@@ -1,0 +1,49 @@
+// A machine profile (SPEC section 6): the numbers the cost model turns words, messages and flops
+// into seconds with, for one rank. Profiles are data: JSON files (profiles/*.json, written by
+// `convgrid calibrate` for this machine) and the same built-in named profiles compiled in, so
+// that a plan can be modelled for a cluster this machine is not. Format and sources:
+// docs/profiles.md. Pure; no MPI.
+//
+//   {"name": "ib100-cpu", "description": "...", "source": "...",
+//    "alpha_s": 1.5e-6, "beta_s_per_byte": 8e-11, "flop_rate": 1.8e11, "overlap": false}
+//
+// Every key is required and no other is allowed; the numbers must be finite and positive.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace convgrid {
+
+struct MachineProfile {
+  std::string name, description, source;
+  double alpha_s = 0;          // seconds per message (latency)
+  double beta_s_per_byte = 0;  // seconds per byte received (inverse bandwidth)
+  double flop_rate = 0;        // flop/s of one rank's local kernel
+  bool overlap = false;        // communication and computation proceed at once
+
+  bool operator==(const MachineProfile&) const = default;
+};
+
+// Validates and converts; `origin` (a file path, "built-in profile <name>") names the profile in
+// errors. Throws InputError naming the origin and the bad key.
+MachineProfile profile_from_json(const nlohmann::json& j, std::string_view origin);
+// The same keys, in the order of the format above.
+nlohmann::ordered_json profile_to_json(const MachineProfile& p);
+
+// Reads a profile file (InputError naming the path when it cannot be read or is not valid).
+MachineProfile read_profile(const std::string& path);
+// Writes a profile file; throws Error naming the path when it cannot be written.
+void write_profile(const MachineProfile& p, const std::string& path);
+
+// The built-in names: "ib100-cpu", "nvlink-gpu", "local-default".
+std::vector<std::string> builtin_profile_names();
+
+// A built-in profile by name; else, for a name without '/' that does not end in ".json",
+// profiles/<name>.json in the current directory (where `convgrid calibrate` writes "local");
+// else the file at that path. Throws InputError listing the built-in names when none exists.
+MachineProfile load_profile(const std::string& name_or_path);
+
+}  // namespace convgrid

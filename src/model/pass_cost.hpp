@@ -1,0 +1,38 @@
+// Modelled time of one pass on one rank (SPEC section 6): the words and messages of a
+// PassVolume and the flops of the local kernel, turned into seconds by a machine profile.
+// Pure; no MPI.
+//
+//   latency  = alpha * messages
+//   transfer = beta * 4 * words            (float32 words received)
+//   compute  = flops / flop_rate
+//   total    = latency + transfer + compute              (profile without overlap)
+//            = latency + max(transfer, compute)          (profile with overlap)
+//
+// With overlap only the bytes hide behind the kernel: the per-message cost is the rank's own
+// time (MPI or NCCL calls, synchronisation, kernel launches) and is not overlapped. The max is
+// the limit of perfect pipelining, which the streamed algorithms approach panel by panel (call
+// it per panel and sum); for a pass whose gathers, kernel and reduce-scatter wait on each other
+// it is a lower estimate.
+#pragma once
+
+#include "layout/layer_layout.hpp"
+#include "model/grid_volume.hpp"
+#include "model/machine_profile.hpp"
+
+namespace convgrid {
+
+struct PassTime {
+  double latency_s = 0;
+  double transfer_s = 0;
+  double compute_s = 0;
+  double total_s = 0;
+};
+
+PassTime pass_time_parts(const MachineProfile& m, const PassVolume& v, double flops);
+double pass_time(const MachineProfile& m, const PassVolume& v, double flops);
+
+// Flops of rank g's local kernel in any of the three passes: 2 * the multiply-adds of its local
+// convolution (LayerLayout::local_shape, padding taps included, as the kernel computes them).
+double local_flops(const LayerLayout& layout, GridCoord g);
+
+}  // namespace convgrid

@@ -1,0 +1,37 @@
+// Words and messages of one pass over ALL ranks of a grid, as the planner needs them: the largest
+// and the mean over ranks, exact, without visiting every rank (a grid may have 65536).
+//
+// Mean: the totals over ranks have closed forms (an all-gather of a block over q ranks delivers
+// (q-1) copies of it in all; a reduce-scatter receives q-1 contributions to every slice; a halo
+// is the sum over neighbour pairs, which factorises into rows times columns).
+// Largest: ranks fall into classes per grid dimension (coordinates whose blocks, halos and slices
+// look alike: a few per dimension), and the words of a rank depend only on its classes and on the
+// size of its weight slice, which is one of two values; so the largest is found by evaluating
+// grid_pass_volume on two representatives of every combination of classes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/grid_volume.hpp"
+
+namespace convgrid {
+
+struct VolumeStats {
+  int64_t max_words = 0;
+  double mean_words = 0;
+  int64_t max_messages = 0;
+  double mean_messages = 0;
+};
+
+VolumeStats pass_volume_stats(const LayerLayout& layout, Pass pass, Held held);
+
+// Ranks that together attain the largest value over all ranks of any per-rank figure that
+// depends only on block sizes, halos, slices and read pixels (words, messages, memory): two per
+// combination of coordinate classes.
+std::vector<GridCoord> representative_ranks(const LayerLayout& layout);
+
+// The mean alone (cheap: a few loops over Ph and Pw), for pruning a search.
+VolumeStats pass_volume_mean(const LayerLayout& layout, Pass pass, Held held);
+
+}  // namespace convgrid

@@ -1,0 +1,213 @@
+// Shape inference and checks of a network, layer by layer, and the list of its compute layers.
+#include "nn/network.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "convgrid/checked.hpp"
+#include "convgrid/error.hpp"
+
+namespace convgrid {
+namespace {
+
+constexpr int64_t kMaxExtent = int64_t{1} << 40;  // the bound ConvShape puts on every extent
+
+void check_extent(std::string_view what, int64_t v, int64_t lowest) {
+  if (v < lowest || v > kMaxExtent) {
+    throw InputError(fmt::format("{}={} must be in [{}, 2^40]", what, v, lowest));
+  }
+}
+
+bool is_compute(LayerKind kind) {
+  return kind == LayerKind::conv || kind == LayerKind::fully_connected;
+}
+
+bool is_flat(const Activation& a) { return a.H == 1 && a.W == 1; }
+
+Activation pooled(const PoolParams& p, const Activation& in) {
+  check_extent("window(h)", p.window_h, 1);
+  check_extent("window(w)", p.window_w, 1);
+  check_extent("stride(h)", p.stride_h, 1);
+  check_extent("stride(w)", p.stride_w, 1);
+  check_extent("pad(h)", p.pad_h, 0);
+  check_extent("pad(w)", p.pad_w, 0);
+  if (2 * p.pad_h > p.window_h || 2 * p.pad_w > p.window_w) {
+    throw InputError(fmt::format("pad {}x{} is more than half the window {}x{}", p.pad_h, p.pad_w,
+                                 p.window_h, p.window_w));
+  }
+  const int64_t padded_h = in.H + 2 * p.pad_h, padded_w = in.W + 2 * p.pad_w;
+  if (p.window_h > padded_h || p.window_w > padded_w) {
+    throw InputError(fmt::format("window {}x{} is larger than the padded input {}x{} (input {})",
+                                 p.window_h, p.window_w, padded_h, padded_w, in.to_string()));
+  }
+  return {in.C, (padded_h - p.window_h) / p.stride_h + 1, (padded_w - p.window_w) / p.stride_w + 1};
+}
+
+// The output of a layer whose input is set; throws InputError with the bare problem.
+Activation output_of(const Layer& layer) {
+  const Activation& in = layer.in;
+  switch (layer.kind) {
+    case LayerKind::fully_connected: {
+      ConvParams fc_only;
+      fc_only.K = layer.conv.K;
+      fc_only.bias = layer.conv.bias;
+      if (layer.conv != fc_only) {
+        throw InputError("a fully connected layer has R=S=1, stride 1, pad 0 and dilation 1");
+      }
+      if (!is_flat(in)) {
+        throw InputError(
+            fmt::format("input {} is not flat (H=W=1): put a flatten before it", in.to_string()));
+      }
+      [[fallthrough]];
+    }
+    case LayerKind::conv: {
+      const ConvShape s = conv_shape(layer, 1);
+      return {s.K, s.Ho(), s.Wo()};
+    }
+    case LayerKind::max_pool:
+    case LayerKind::avg_pool:
+      return pooled(layer.pool, in);
+    case LayerKind::flatten:
+      return {checked_product({in.C, in.H, in.W}, "flattened features (C*H*W)"), 1, 1};
+    case LayerKind::softmax_xent:
+      if (!is_flat(in)) {
+        throw InputError(fmt::format("input {} is not flat (H=W=1): the loss takes class scores",
+                                     in.to_string()));
+      }
+      return in;
+    case LayerKind::relu:
+      return in;
+  }
+  throw Error("unknown layer kind");
+}
+
+}  // namespace
+
+std::string Activation::to_string() const { return fmt::format("{}x{}x{}", C, H, W); }
+
+std::string_view to_string(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::conv:
+      return "conv";
+    case LayerKind::relu:
+      return "relu";
+    case LayerKind::max_pool:
+      return "max_pool";
+    case LayerKind::avg_pool:
+      return "avg_pool";
+    case LayerKind::flatten:
+      return "flatten";
+    case LayerKind::fully_connected:
+      return "fc";
+    case LayerKind::softmax_xent:
+      return "softmax_xent";
+  }
+  return "unknown";
+}
+
+Network::Network(std::string name, Activation input) : name_(std::move(name)), input_(input) {
+  try {
+    check_extent("C", input.C, 1);
+    check_extent("H", input.H, 1);
+    check_extent("W", input.W, 1);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("network '{}': input {}", name_, e.what()));
+  }
+}
+
+const Layer& Network::add(Layer layer) {
+  const size_t index = layers_.size();
+  if (layer.name.empty()) layer.name = fmt::format("{}{}", to_string(layer.kind), index);
+  try {
+    if (auto same = find(layer.name)) {
+      throw InputError(fmt::format("the name is taken by layers[{}]", *same));
+    }
+    if (!layers_.empty() && layers_.back().kind == LayerKind::softmax_xent) {
+      throw InputError(fmt::format("it follows the loss '{}', which must be the last layer",
+                                   layers_.back().name));
+    }
+    auto earlier = [&](std::string_view role, const std::string& ref) -> const Layer& {
+      auto i = find(ref);
+      if (!i) throw InputError(fmt::format("{} '{}' names no earlier layer", role, ref));
+      return layers_[*i];
+    };
+    layer.in = layer.input.empty() ? output() : earlier("input", layer.input).out;
+    if (!layer.residual.empty()) {
+      const Activation& added = earlier("residual", layer.residual).out;
+      if (added != layer.in) {
+        throw InputError(fmt::format("residual '{}' has output {} but the input is {}",
+                                     layer.residual, added.to_string(), layer.in.to_string()));
+      }
+    }
+    layer.out = output_of(layer);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("network '{}': layers[{}] '{}' ({}): {}", name_, index, layer.name,
+                                 to_string(layer.kind), e.what()));
+  }
+  layers_.push_back(std::move(layer));
+  return layers_.back();
+}
+
+const Activation& Network::output() const { return layers_.empty() ? input_ : layers_.back().out; }
+
+std::optional<size_t> Network::find(std::string_view name) const {
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (layers_[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> Network::producer(size_t index) const {
+  const Layer& layer = layers_[index];
+  if (!layer.input.empty()) return find(layer.input);
+  if (index == 0) return std::nullopt;
+  return index - 1;
+}
+
+std::vector<ComputeLayer> Network::compute_layers() const {
+  std::vector<ComputeLayer> out;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (!is_compute(layers_[i].kind)) continue;
+    ComputeLayer c;
+    c.layer = i;
+    for (auto p = producer(i); p; p = producer(*p)) {
+      const LayerKind kind = layers_[*p].kind;
+      if (is_compute(kind)) {
+        c.source = p;
+        break;
+      }
+      c.through_pool_or_flatten |=
+          kind == LayerKind::max_pool || kind == LayerKind::avg_pool || kind == LayerKind::flatten;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+ConvShape conv_shape(const Layer& layer, int64_t batch) {
+  if (!is_compute(layer.kind)) {
+    throw Error(
+        fmt::format("layer '{}' is a {}, not a convolution", layer.name, to_string(layer.kind)));
+  }
+  const ConvParams& p = layer.conv;
+  const ConvShape s{.N = batch,
+                    .C = layer.in.C,
+                    .H = layer.in.H,
+                    .W = layer.in.W,
+                    .K = p.K,
+                    .R = p.R,
+                    .S = p.S,
+                    .stride_h = p.stride_h,
+                    .stride_w = p.stride_w,
+                    .pad_top = p.pad_top,
+                    .pad_left = p.pad_left,
+                    .pad_bottom = p.pad_bottom,
+                    .pad_right = p.pad_right,
+                    .dil_h = p.dil_h,
+                    .dil_w = p.dil_w};
+  s.validate();
+  return s;
+}
+
+}  // namespace convgrid

@@ -1,0 +1,124 @@
+// A network: a sequence of layers (SPEC section 8) with the activation shape flowing through it.
+//
+// The sequence is a linearisation of the network's graph. A layer reads the output of the layer
+// before it unless `input` names an earlier one (a ResNet projection shortcut reads its block's
+// input), and a `residual` layer's output is added to the layer's input first (the ResNet
+// shortcut add: an element-wise sum of two tensors in the same distribution, not a layer that
+// moves data). Network::add infers and checks every shape as it goes, so a Network is always
+// consistent; any mismatch is an InputError naming the layer and the numbers.
+//
+// Shapes are per sample; the batch N is given when a convolution is instantiated (conv_shape).
+// Pooling: out = floor((H + 2*pad - window) / stride) + 1 (ceil_mode=false), pad <= window/2,
+// max pooling pads with -inf, average pooling divides by the whole window (padding counts as 0).
+// A fully connected layer of K outputs on F = C features is the convolution N,C=F,H=W=1,K,R=S=1.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "convgrid/conv_shape.hpp"
+
+namespace convgrid {
+
+// One sample's activation, C x H x W.
+struct Activation {
+  int64_t C = 1, H = 1, W = 1;
+
+  std::string to_string() const;  // "CxHxW"
+  bool operator==(const Activation&) const = default;
+};
+
+enum class LayerKind { conv, relu, max_pool, avg_pool, flatten, fully_connected, softmax_xent };
+
+// The name of a kind as the JSON format spells it: conv, relu, max_pool, avg_pool, flatten, fc,
+// softmax_xent.
+std::string_view to_string(LayerKind kind);
+
+// The geometry of a convolution without its input (C, H, W come from the incoming activation):
+// K outputs, an R x S filter, stride, padding (top/left, bottom/right) and dilation, as in
+// ConvShape. A fully connected layer uses only K and bias and leaves the rest at the defaults.
+struct ConvParams {
+  int64_t K = 1, R = 1, S = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int64_t dil_h = 1, dil_w = 1;
+  bool bias = false;
+
+  bool operator==(const ConvParams&) const = default;
+};
+
+// A pooling window, its stride and its (symmetric) padding, each h x w.
+struct PoolParams {
+  int64_t window_h = 1, window_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+
+  bool operator==(const PoolParams&) const = default;
+};
+
+struct Layer {
+  Layer() = default;
+  Layer(LayerKind kind, std::string name) : name(std::move(name)), kind(kind) {}
+
+  std::string name;  // unique in the network; Network::add names an unnamed layer <kind><index>
+  LayerKind kind = LayerKind::relu;
+  ConvParams conv;       // conv and fully_connected only
+  PoolParams pool;       // max_pool and avg_pool only
+  std::string input;     // the earlier layer whose output this one reads; "" = the one before
+  std::string residual;  // the earlier layer whose output is added to the input; "" = none
+  Activation in, out;    // set by Network::add
+
+  bool operator==(const Layer&) const = default;
+};
+
+// A convolution or fully connected layer, with where its input comes from.
+struct ComputeLayer {
+  size_t layer = 0;  // index in Network::layers()
+  // The compute layer whose output reaches this one's input through relu, pooling and flatten
+  // layers (following `input`, not `residual`); none when that is the network's input.
+  std::optional<size_t> source;
+  // Whether a pooling or flatten layer lies on that path (the activation changes shape).
+  bool through_pool_or_flatten = false;
+
+  bool operator==(const ComputeLayer&) const = default;
+};
+
+class Network {
+ public:
+  // Throws InputError when an input extent is not in [1, 2^40].
+  Network(std::string name, Activation input);
+
+  // Appends a layer: resolves its input, checks it, fills in its name (if empty), in and out.
+  // Throws InputError naming the network, the layer's index and name, and the mismatch.
+  const Layer& add(Layer layer);
+
+  const std::string& name() const { return name_; }
+  const Activation& input() const { return input_; }
+  const std::vector<Layer>& layers() const { return layers_; }
+  // The last layer's output (the input when there are no layers).
+  const Activation& output() const;
+  // The index of the layer called `name`; none when there is no such layer.
+  std::optional<size_t> find(std::string_view name) const;
+  // The conv and fully connected layers, in order.
+  std::vector<ComputeLayer> compute_layers() const;
+
+  bool operator==(const Network&) const = default;
+
+ private:
+  // The index of the layer a layer at `index` reads (none: the network input).
+  std::optional<size_t> producer(size_t index) const;
+
+  std::string name_;
+  Activation input_;
+  std::vector<Layer> layers_;
+};
+
+// The convolution a conv or fully connected layer computes at batch N. Throws InputError for a
+// batch out of range and Error for a layer of another kind.
+ConvShape conv_shape(const Layer& layer, int64_t batch);
+
+}  // namespace convgrid

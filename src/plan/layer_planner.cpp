@@ -1,0 +1,152 @@
+// Exhaustive, pruned search over the grids of one layer.
+#include "plan/layer_planner.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "convgrid/error.hpp"
+#include "model/grid_memory.hpp"
+#include "model/lower_bound.hpp"
+#include "model/pass_cost.hpp"
+
+namespace convgrid {
+namespace {
+
+// A lower estimate of a grid's objective from the exact means over ranks.
+double mean_objective(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
+  const LayerLayout L(shape, grid);
+  Held held;
+  double sum = 0;
+  for (Pass p : o.passes) {
+    const VolumeStats m = pass_volume_mean(L, p, held);
+    held = held_after(p, held);
+    if (o.objective == Objective::volume) {
+      sum += m.mean_words;
+    } else {
+      // pass_time grows with each argument, and means (rounded down) never exceed the largest.
+      PassVolume mean;
+      mean.all_gather = static_cast<int64_t>(std::floor(m.mean_words));
+      mean.messages = static_cast<int64_t>(std::floor(m.mean_messages));
+      sum += pass_time(o.profile, mean, shape.flops() / static_cast<double>(grid.size()));
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+
+int64_t LayerPlan::words() const {
+  int64_t w = 0;
+  for (const PassFigures& p : passes) w += p.volume.max_words;
+  return w;
+}
+
+double LayerPlan::time_s() const {
+  double t = 0;
+  for (const PassFigures& p : passes) t += p.time_s;
+  return t;
+}
+
+LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
+  const LayerLayout L(shape, grid);
+  LayerPlan plan{shape, grid, {}, 0};
+  const double bound = words_lower_bound(shape, grid.size());
+  const double flops = local_flops(L, GridCoord{});  // rank 0 has the largest block
+  Held held;
+  for (Pass p : o.passes) {
+    PassFigures f{p, pass_volume_stats(L, p, held), bound, 0};
+    held = held_after(p, held);
+    PassVolume busiest;
+    busiest.all_gather = f.volume.max_words;
+    busiest.messages = f.volume.max_messages;
+    f.time_s = pass_time(o.profile, busiest, flops);
+    plan.passes.push_back(f);
+  }
+  for (const GridCoord& g : representative_ranks(L)) {
+    plan.memory_bytes = std::max(plan.memory_bytes, grid_memory_bytes(L, g, o.passes));
+  }
+  return plan;
+}
+
+LayerPlan plan_layer(const ConvShape& shape, const PlanOptions& o) {
+  if (o.procs < 1) throw InputError(fmt::format("--procs {} must be at least 1", o.procs));
+  struct Candidate {
+    double estimate;
+    size_t order;
+    GridDims grid;
+  };
+  std::vector<Candidate> candidates;
+  // Ties go to the grid with more batch parallelism, then more k, c, h (all_grids reversed):
+  // data parallelism is what users know, and it moves no activations.
+  std::vector<GridDims> grids = all_grids(o.procs);
+  std::reverse(grids.begin(), grids.end());
+  for (size_t i = 0; i < grids.size(); ++i) {
+    if (grids[i].fits(shape)) candidates.push_back({mean_objective(shape, grids[i], o), i, grids[i]});
+  }
+  if (candidates.empty()) {
+    throw InputError(fmt::format("no grid of {} ranks fits the layer {} (Pn,Pk,Pc,Ph,Pw may not "
+                                 "exceed N,K,C,Ho,Wo)", o.procs, shape.to_string()));
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.estimate != b.estimate ? a.estimate < b.estimate : a.order < b.order;
+  });
+  std::optional<LayerPlan> best;
+  size_t best_order = 0;
+  int64_t smallest_memory = std::numeric_limits<int64_t>::max();
+  for (const Candidate& c : candidates) {
+    // The estimate never exceeds the objective: stop once it passes the best (ties are kept,
+    // to be broken by grid order).
+    if (best && c.estimate > best->objective(o.objective) * (1 + 1e-12)) break;
+    LayerPlan plan = evaluate_grid(shape, c.grid, o);
+    smallest_memory = std::min(smallest_memory, plan.memory_bytes);
+    if (o.mem_per_rank_bytes && plan.memory_bytes > *o.mem_per_rank_bytes) continue;
+    const double v = plan.objective(o.objective);
+    if (!best || v < best->objective(o.objective) || (v == best->objective(o.objective) && c.order < best_order)) {
+      best = plan;
+      best_order = c.order;
+    }
+  }
+  if (!best) {
+    // Nothing under the limit among the visited grids: the smallest need is over all of them.
+    for (const Candidate& c : candidates) {
+      smallest_memory = std::min(smallest_memory, evaluate_grid(shape, c.grid, o).memory_bytes);
+    }
+    throw InputError(fmt::format("no grid of {} ranks fits the layer {} in {} per rank; the "
+                                 "smallest limit that works is {} ({} bytes)",
+                                 o.procs, shape.to_string(), format_bytes(*o.mem_per_rank_bytes),
+                                 format_bytes(smallest_memory), smallest_memory));
+  }
+  return *best;
+}
+
+int64_t parse_bytes(const std::string& text) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const std::string unit(end, text.data() + text.size());
+  int64_t scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "KiB" || unit == "K") scale = int64_t{1} << 10;
+  else if (unit == "MiB" || unit == "M") scale = int64_t{1} << 20;
+  else if (unit == "GiB" || unit == "G") scale = int64_t{1} << 30;
+  if (ec != std::errc() || scale == 0 || !(value > 0) || value * scale > 9.0e18) {
+    throw InputError(fmt::format("memory size '{}' is not a positive number of bytes, KiB, MiB or GiB", text));
+  }
+  return static_cast<int64_t>(std::floor(value * static_cast<double>(scale)));
+}
+
+std::string format_bytes(int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+}  // namespace convgrid

@@ -1,0 +1,62 @@
+// The planner for one layer (SPEC section 8, STYLE "Choosing and dispatching"): every 5-factor
+// grid of P ranks that fits the layer, minus those over the per-rank memory limit; the cheapest
+// by words received (the busiest rank's, summed over the passes) or by modelled time; ties go to
+// the grid with the larger (Pn, Pk, Pc, Ph) in that order (data parallelism first), so every rank
+// that plans picks the same grid. Pure; no MPI.
+//
+// Speed: the exact mean over ranks of every grid is cheap and never exceeds the largest, so grids
+// are visited in increasing order of it and the search stops when it reaches the best found.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "convgrid/conv_shape.hpp"
+#include "convgrid/local_conv.hpp"
+#include "layout/grid_dims.hpp"
+#include "model/machine_profile.hpp"
+#include "model/volume_stats.hpp"
+
+namespace convgrid {
+
+enum class Objective { volume, time };
+
+struct PlanOptions {
+  int64_t procs = 1;
+  std::vector<Pass> passes{Pass::forward};  // run in this order as one step
+  Objective objective = Objective::volume;
+  MachineProfile profile;                       // for modelled times (and the time objective)
+  std::optional<int64_t> mem_per_rank_bytes;    // the limit, when there is one
+};
+
+struct PassFigures {
+  Pass pass;
+  VolumeStats volume;
+  double lower_bound_words = 0;  // memory-independent (SPEC section 7), average per rank
+  double time_s = 0;             // modelled, at the busiest rank's figures
+};
+
+struct LayerPlan {
+  ConvShape shape;
+  GridDims grid;
+  std::vector<PassFigures> passes;
+  int64_t memory_bytes = 0;  // the largest over ranks (model/grid_memory.hpp)
+
+  int64_t words() const;   // sum over passes of the busiest rank's words
+  double time_s() const;   // sum over passes of the modelled times
+  double objective(Objective o) const { return o == Objective::volume ? static_cast<double>(words()) : time_s(); }
+};
+
+// The figures of one grid (which must fit the layer).
+LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const PlanOptions& options);
+
+// The best grid. Throws InputError when P < 1, when no grid of P ranks fits the layer, or when
+// none fits the memory limit (then the message gives the smallest limit that would work).
+LayerPlan plan_layer(const ConvShape& shape, const PlanOptions& options);
+
+// "12.5 MiB"-style, and the parser of --mem-per-rank values: BYTES or a number with
+// KiB/MiB/GiB (InputError naming the value otherwise).
+int64_t parse_bytes(const std::string& text);
+std::string format_bytes(int64_t bytes);
+
+}  // namespace convgrid

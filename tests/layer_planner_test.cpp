@@ -1,0 +1,109 @@
+// The layer planner: its pruned search finds the same grid as evaluating every grid, for both
+// objectives and under memory limits; an unmeetable limit names the smallest one that works.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "convgrid/error.hpp"
+#include "plan/layer_planner.hpp"
+
+namespace convgrid {
+namespace {
+
+const char* kShapes[] = {
+    "N=32,C=64,H=56,W=56,K=64,R=3,S=3,pad=1",
+    "N=8,C=256,H=14,W=14,K=1024,R=1,S=1",
+    "N=16,C=3,H=64,W=64,K=16,R=7,S=7,stride=2,pad=3",
+    "N=4,C=512,H=7,W=7,K=512,R=3,S=3,pad=1",
+};
+
+// The grid with the smallest objective among those under the limit; among equals the last in
+// all_grids order (the most batch parallelism).
+std::optional<GridDims> exhaustive(const ConvShape& s, const PlanOptions& o) {
+  std::optional<GridDims> best;
+  double best_v = std::numeric_limits<double>::infinity();
+  std::vector<GridDims> grids = all_grids(o.procs);
+  std::reverse(grids.begin(), grids.end());
+  for (const GridDims& d : grids) {
+    if (!d.fits(s)) continue;
+    const LayerPlan p = evaluate_grid(s, d, o);
+    if (o.mem_per_rank_bytes && p.memory_bytes > *o.mem_per_rank_bytes) continue;
+    if (p.objective(o.objective) < best_v) {
+      best_v = p.objective(o.objective);
+      best = d;
+    }
+  }
+  return best;
+}
+
+TEST(LayerPlanner, PrunedSearchEqualsExhaustiveSearch) {
+  for (const char* text : kShapes) {
+    const ConvShape s = ConvShape::parse(text);
+    for (int64_t P : {1, 2, 6, 8, 24, 64}) {
+      for (Objective obj : {Objective::volume, Objective::time}) {
+        for (bool train : {false, true}) {
+          PlanOptions o;
+          o.procs = P;
+          o.objective = obj;
+          o.profile = load_profile("ib100-cpu");
+          if (train) o.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
+          SCOPED_TRACE(fmt::format("{} P={} {} {}", text, P, obj == Objective::time ? "time" : "volume",
+                                   train ? "train" : "fwd"));
+          const LayerPlan plan = plan_layer(s, o);
+          EXPECT_EQ(plan.grid, *exhaustive(s, o));
+          // Under a limit just below the plan's memory, the answer is the best grid that fits.
+          o.mem_per_rank_bytes = plan.memory_bytes - 1;
+          const std::optional<GridDims> fitting = exhaustive(s, o);
+          if (fitting) {
+            EXPECT_EQ(plan_layer(s, o).grid, *fitting);
+          } else {
+            EXPECT_THROW(plan_layer(s, o), InputError);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(LayerPlanner, UnmeetableLimitGivesTheSmallestThatWorks) {
+  const ConvShape s = ConvShape::parse(kShapes[0]);
+  PlanOptions o;
+  o.procs = 4;
+  o.profile = load_profile("ib100-cpu");
+  o.mem_per_rank_bytes = 1024;
+  int64_t smallest = std::numeric_limits<int64_t>::max();
+  for (const GridDims& d : all_grids(4)) smallest = std::min(smallest, evaluate_grid(s, d, o).memory_bytes);
+  try {
+    plan_layer(s, o);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("({} bytes)", smallest)), std::string::npos) << e.what();
+  }
+  o.mem_per_rank_bytes = smallest;
+  EXPECT_LE(plan_layer(s, o).memory_bytes, smallest);
+}
+
+TEST(LayerPlanner, DataParallelWhenWeightsAreSmall) {
+  // Few weights, a big batch: gathering the weights costs least.
+  PlanOptions o;
+  o.procs = 8;
+  o.profile = load_profile("ib100-cpu");
+  EXPECT_EQ(plan_layer(ConvShape::parse("N=64,C=8,H=32,W=32,K=8,R=3,S=3,pad=1"), o).grid,
+            (GridDims{8, 1, 1, 1, 1}));
+}
+
+TEST(LayerPlanner, ParsesMemorySizes) {
+  EXPECT_EQ(parse_bytes("4096"), 4096);
+  EXPECT_EQ(parse_bytes("2KiB"), 2048);
+  EXPECT_EQ(parse_bytes("1.5MiB"), 1572864);
+  EXPECT_EQ(parse_bytes("3GiB"), int64_t{3} << 30);
+  for (const char* bad : {"", "0", "-1", "12XB", "MiB", "1e30GiB"}) {
+    EXPECT_THROW(parse_bytes(bad), InputError) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace convgrid

@@ -1,0 +1,140 @@
+// The lower bounds of SPEC section 7 (src/model/lower_bound) on hand-computed cases: the exact
+// count of multiply-adds without padding taps, rho, the input pixels read, and both bounds.
+#include "model/lower_bound.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "throws_input_error.hpp"
+
+namespace convgrid {
+namespace {
+
+BoundTerms terms(const char* shape) { return bound_terms(ConvShape::parse(shape)); }
+
+// The same count by brute force over the 7-deep loop nest's spatial part.
+int64_t macs_by_loops(const ConvShape& s) {
+  int64_t rows = 0, cols = 0;
+  for (int64_t h = 0; h < s.Ho(); ++h) {
+    for (int64_t r = 0; r < s.R; ++r) {
+      const int64_t y = h * s.stride_h + r * s.dil_h - s.pad_top;
+      rows += y >= 0 && y < s.H;
+    }
+  }
+  for (int64_t w = 0; w < s.Wo(); ++w) {
+    for (int64_t t = 0; t < s.S; ++t) {
+      const int64_t x = w * s.stride_w + t * s.dil_w - s.pad_left;
+      cols += x >= 0 && x < s.W;
+    }
+  }
+  return s.N * s.K * s.C * rows * cols;
+}
+
+TEST(LowerBound, PaddingTapsAreNotCounted) {
+  // 3x3, pad 1, on 4x4 (Ho = Wo = 4): a corner output reads 4 real pixels, an edge output 6, an
+  // inner one 9: 4*4 + 8*6 + 4*9 = 100 taps per (n,k,c), not 16*9 = 144.
+  const BoundTerms t = terms("N=2,C=3,H=4,W=4,K=5,R=3,S=3,pad=1");
+  EXPECT_EQ(t.macs, 2 * 5 * 3 * 100);
+  EXPECT_EQ(t.rho_h, 3);
+  EXPECT_EQ(t.rho_w, 3);
+  EXPECT_EQ(t.in_used, 2 * 3 * 16);
+  EXPECT_EQ(t.ker, 5 * 3 * 9);
+  EXPECT_EQ(t.out, 2 * 5 * 16);
+}
+
+TEST(LowerBound, StrideTwo) {
+  // H=5, 3 taps, stride 2, pad 1: Ho = 3. Tap 0 reads y = 2h-1 (h = 1,2), tap 1 y = 2h (h = 0,1,2),
+  // tap 2 y = 2h+1 (h = 0,1): 7 row pairs. Along w (W=4, 1 tap, no pad): Wo = 2, 2 pairs.
+  const BoundTerms t = terms("N=1,C=1,H=5,W=4,K=1,R=3,S=1,stride=2,pad=1x0");
+  EXPECT_EQ(t.macs, 7 * 2);
+  EXPECT_EQ(t.rho_h, 2);  // ceil(3 / 2): an input row is read by taps 0 and 2, or by tap 1
+  EXPECT_EQ(t.rho_w, 1);
+  EXPECT_EQ(t.in_used, 5 * 2);  // every row; columns 0 and 2 of 4
+}
+
+TEST(LowerBound, DilationTwo) {
+  // H=5, 3 taps, dilation 2, pad 2: Ho = 5. Tap 0 reads y = h-2 (3 rows), tap 1 y = h (5),
+  // tap 2 y = h+2 (3): 11 pairs per direction.
+  const BoundTerms t = terms("N=1,C=2,H=5,W=5,K=3,R=3,S=3,pad=2,dilation=2");
+  EXPECT_EQ(t.macs, 3 * 2 * 11 * 11);
+  EXPECT_EQ(t.rho(), 9);  // stride 1: every tap can read the same row
+}
+
+TEST(LowerBound, RhoWithStrideAndDilation) {
+  // Stride 2, dilation 1: taps of one parity meet a row: ceil(R/2).
+  EXPECT_EQ(terms("N=1,C=1,H=9,W=9,K=1,R=3,S=5,stride=2").rho_h, 2);
+  EXPECT_EQ(terms("N=1,C=1,H=9,W=9,K=1,R=3,S=5,stride=2").rho_w, 3);
+  // Stride 2, dilation 2: every tap moves by a whole stride, so all R can read one row.
+  EXPECT_EQ(terms("N=1,C=1,H=9,W=9,K=1,R=3,S=3,stride=2,dilation=2").rho(), 9);
+  // Stride 4, dilation 2: every other tap: ceil(3 / 2).
+  EXPECT_EQ(terms("N=1,C=1,H=17,W=17,K=1,R=3,S=3,stride=4,dilation=2").rho(), 4);
+}
+
+TEST(LowerBound, UnreadPixelsAreNotInUsedInput) {
+  // 1x1 at stride 2 on 5x5: rows and columns 0, 2, 4 are read, 9 of 25 pixels.
+  const BoundTerms t = terms("N=2,C=3,H=5,W=5,K=4,R=1,S=1,stride=2");
+  EXPECT_EQ(t.in_used, 2 * 3 * 9);
+  EXPECT_EQ(t.macs, 2 * 4 * 3 * 9);
+  EXPECT_EQ(t.rho(), 1);
+}
+
+TEST(LowerBound, ExactCountMatchesTheLoopNest) {
+  for (const char* s : {"N=2,C=3,H=15,W=16,K=4,R=5,S=3,stride=2x1,pad=2x1,pad_end=0x2",
+                        "N=1,C=2,H=63,W=30,K=3,R=7,S=7,stride=4,pad=3,dilation=2x3",
+                        "N=3,C=1,H=16,W=15,K=2,R=3,S=1,stride=1x4,pad=0,dilation=3"}) {
+    const ConvShape shape = ConvShape::parse(s);
+    EXPECT_EQ(bound_terms(shape).macs, macs_by_loops(shape)) << s;
+  }
+}
+
+TEST(LowerBound, MatrixMultiplicationCase) {
+  // A 1x1 layer is a matrix multiplication of 64^3 = 2^18 multiply-adds (N*H*W = 64, K = C = 64),
+  // each tensor 4096 words. P = 8: V = 2^15, 3 * (2^30)^(1/3) = 3072, less 3*4096/8 = 1536.
+  const ConvShape mm = ConvShape::parse("N=1,C=64,H=8,W=8,K=64,R=1,S=1");
+  EXPECT_NEAR(words_lower_bound(mm, 8), 1536.0, 1e-9);
+  // P = 64: V = 2^12, 3 * 2^8 = 768, less 192.
+  EXPECT_NEAR(words_lower_bound(mm, 64), 576.0, 1e-9);
+}
+
+TEST(LowerBound, WithFilterTaps) {
+  // 3x3 pad 1 on 4x4 (100 row-column pairs, rho = 9), N=100, K=C=300, P=300:
+  // V = 100*300*300*100/300 = 3e6, (V^2/9)^(1/3) = 10^4; held: (In 100*300*16 + Out 100*300*16
+  // + Ker 300*300*9) / 300 = 5900. Bound 30000 - 5900.
+  const ConvShape s = ConvShape::parse("N=100,C=300,H=4,W=4,K=300,R=3,S=3,pad=1");
+  EXPECT_NEAR(words_lower_bound(s, 300), 24100.0, 1e-6);
+}
+
+TEST(LowerBound, OneRankNeedsNothing) {
+  // With P = 1 the whole tensors are held, and Loomis-Whitney on them makes the bound <= 0.
+  for (const char* s : {"N=1,C=64,H=8,W=8,K=64,R=1,S=1", "N=4,C=16,H=15,W=15,K=8,R=3,S=3,pad=1",
+                        "N=2,C=3,H=224,W=224,K=64,R=7,S=7,stride=2,pad=3"}) {
+    EXPECT_EQ(words_lower_bound(ConvShape::parse(s), 1), 0.0) << s;
+  }
+}
+
+TEST(LowerBound, MemoryDependent) {
+  // The 1x1 matrix multiplication (G = 2^18, rho = 1) with M = 1536 words: (2M/3)^(3/2) = 2^15
+  // multiply-adds per segment of M words. P = 1: 1536 * 2^18 / 2^15 - 1536 = 10752.
+  const ConvShape mm = ConvShape::parse("N=1,C=64,H=8,W=8,K=64,R=1,S=1");
+  EXPECT_NEAR(words_lower_bound_memory(mm, 1, 1536), 10752.0, 1e-6);
+  // P = 8: V = 2^15 is one segment's work: nothing beyond the first segment.
+  EXPECT_NEAR(words_lower_bound_memory(mm, 8, 1536), 0.0, 1e-9);
+  // A 2x2 filter at stride 1 with no padding on 9x9 (8x8 outputs, all taps real): G = 2^18 again
+  // (N=1, K=C=32, 64 outputs, 4 taps); rho = 4 doubles the work a segment can do:
+  // 1536 * 2^18 / (2 * 2^15) - 1536 = 4608.
+  const ConvShape taps = ConvShape::parse("N=1,C=32,H=9,W=9,K=32,R=2,S=2");
+  ASSERT_EQ(bound_terms(taps).macs, int64_t{1} << 18);
+  EXPECT_NEAR(words_lower_bound_memory(taps, 1, 1536), 4608.0, 1e-6);
+}
+
+TEST(LowerBound, BadArgumentsAreInputErrors) {
+  const ConvShape mm = ConvShape::parse("N=1,C=64,H=8,W=8,K=64,R=1,S=1");
+  EXPECT_TRUE(throws_input_error([&] { words_lower_bound(mm, 0); }, {"P=0"}));
+  EXPECT_TRUE(throws_input_error([&] { words_lower_bound_memory(mm, 4, 0); }, {"memory 0"}));
+  EXPECT_TRUE(
+      throws_input_error([&] { words_lower_bound_memory(mm, 4, std::nan("")); }, {"memory"}));
+}
+
+}  // namespace
+}  // namespace convgrid

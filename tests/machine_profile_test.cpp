@@ -1,0 +1,170 @@
+// Machine profiles (src/model/machine_profile): built-ins equal to profiles/*.json, strict JSON
+// validation with errors naming the file and the key, lookup by name or path; and the modelled
+// pass time (src/model/pass_cost) on hand-computed cases.
+#include "model/machine_profile.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "model/pass_cost.hpp"
+#include "throws_input_error.hpp"
+
+namespace convgrid {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory for one test, removed at its end (process id in the name: CTest may run
+// the test cases of this file at once).
+class TempDir {
+ public:
+  TempDir() {
+    const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    path_ =
+        fs::temp_directory_path() / ("convgrid_profile_" + test + "_" + std::to_string(getpid()));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string write(const std::string& name, const std::string& text) const {
+    const fs::path p = path_ / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Changes the working directory for the scope.
+class InDirectory {
+ public:
+  explicit InDirectory(const fs::path& dir) : old_(fs::current_path()) { fs::current_path(dir); }
+  ~InDirectory() { fs::current_path(old_); }
+
+ private:
+  fs::path old_;
+};
+
+MachineProfile example() { return {"test", "a test machine", "made up", 1e-6, 1e-9, 1e9, false}; }
+
+// The example profile as JSON text with one key's value replaced (or the key dropped when
+// `value` is empty).
+std::string example_with(const std::string& key, const std::string& value) {
+  nlohmann::ordered_json j = profile_to_json(example());
+  if (value.empty())
+    j.erase(key);
+  else
+    j[key] = nlohmann::ordered_json::parse(value);
+  return j.dump();
+}
+
+TEST(MachineProfile, BuiltinsEqualTheFilesInProfiles) {
+  const fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "profiles";
+  ASSERT_EQ(builtin_profile_names(),
+            (std::vector<std::string>{"ib100-cpu", "nvlink-gpu", "local-default"}));
+  for (const std::string& name : builtin_profile_names()) {
+    const MachineProfile p = load_profile(name);
+    EXPECT_EQ(p.name, name);
+    EXPECT_EQ(p, read_profile((dir / (name + ".json")).string())) << name;
+  }
+}
+
+TEST(MachineProfile, BuiltinNumbers) {
+  const MachineProfile ib = load_profile("ib100-cpu");
+  EXPECT_DOUBLE_EQ(1.0 / ib.beta_s_per_byte, 12.5e9);  // 100 Gb/s
+  EXPECT_DOUBLE_EQ(ib.flop_rate, 180e9);
+  const MachineProfile gpu = load_profile("nvlink-gpu");
+  EXPECT_DOUBLE_EQ(1.0 / gpu.beta_s_per_byte, 25e9);  // 200 Gb/s between nodes
+  EXPECT_TRUE(gpu.overlap);
+  EXPECT_NEAR(1.0 / load_profile("local-default").beta_s_per_byte, 7.9e9, 1e6);
+}
+
+TEST(MachineProfile, WriteAndReadBack) {
+  TempDir tmp;
+  const std::string path = (tmp.path() / "p.json").string();
+  write_profile(example(), path);
+  EXPECT_EQ(read_profile(path), example());
+  // A path is read as a file, whatever its name.
+  EXPECT_EQ(load_profile(path), example());
+}
+
+TEST(MachineProfile, NameFindsTheFileInProfiles) {
+  TempDir tmp;
+  MachineProfile local = example();
+  local.name = "local";
+  tmp.write("profiles/local.json", profile_to_json(local).dump());
+  InDirectory in(tmp.path());
+  EXPECT_EQ(load_profile("local"), local);
+  EXPECT_TRUE(throws_input_error(
+      [] { load_profile("nosuch"); },
+      {"'nosuch'", "ib100-cpu, nvlink-gpu, local-default", "profiles/nosuch.json"}));
+}
+
+TEST(MachineProfile, BadFilesNameTheFileAndTheKey) {
+  TempDir tmp;
+  struct Case {
+    std::string key, value, says;
+  };
+  const Case cases[] = {
+      {"alpha_s", "", "missing key \"alpha_s\""},
+      {"overlap", "", "missing key \"overlap\""},
+      {"beta_s_per_byte", "\"fast\"", "\"beta_s_per_byte\" must be a number"},
+      {"flop_rate", "0", "\"flop_rate\" must be positive, not 0"},
+      {"alpha_s", "-1e-6", "\"alpha_s\" must be positive"},
+      {"overlap", "1", "\"overlap\" must be true or false, not 1"},
+      {"name", "3", "\"name\" must be a string"},
+      {"name", "\"\"", "\"name\" is empty"},
+      {"source", "null", "\"source\" must be a string, not null"},
+      {"latency", "1", "unknown key \"latency\""},
+  };
+  for (const Case& c : cases) {
+    const std::string path = tmp.write("bad.json", example_with(c.key, c.value));
+    EXPECT_TRUE(throws_input_error([&] { read_profile(path); }, {path, c.says}))
+        << c.key << "=" << c.value;
+  }
+  const std::string not_json = tmp.write("not.json", "{\"name\": ");
+  EXPECT_TRUE(throws_input_error([&] { read_profile(not_json); }, {not_json, "not valid JSON"}));
+  const std::string array = tmp.write("array.json", "[1, 2]");
+  EXPECT_TRUE(throws_input_error([&] { read_profile(array); }, {array, "not a JSON object"}));
+  const std::string missing = (tmp.path() / "absent.json").string();
+  EXPECT_TRUE(throws_input_error([&] { load_profile(missing); }, {missing, "cannot be read"}));
+}
+
+TEST(PassCost, AddsLatencyTransferAndCompute) {
+  // alpha 1 us, beta 1 ns/B, 1 GFLOP/s; 1750 words (7000 B) in 3 messages, 20000 flops:
+  // 3 us + 7 us + 20 us.
+  MachineProfile m = example();
+  const PassVolume v{1000, 500, 250, 3};
+  const PassTime t = pass_time_parts(m, v, 2e4);
+  EXPECT_DOUBLE_EQ(t.latency_s, 3e-6);
+  EXPECT_DOUBLE_EQ(t.transfer_s, 7e-6);
+  EXPECT_DOUBLE_EQ(t.compute_s, 2e-5);
+  EXPECT_DOUBLE_EQ(pass_time(m, v, 2e4), 3e-5);
+  // Overlap hides the transfer behind the kernel, never the latency.
+  m.overlap = true;
+  EXPECT_DOUBLE_EQ(pass_time(m, v, 2e4), 3e-6 + 2e-5);
+  EXPECT_DOUBLE_EQ(pass_time(m, v, 2e3), 3e-6 + 7e-6);
+}
+
+TEST(PassCost, LocalFlopsOfABlockIncludePaddingTaps) {
+  // 3x3 pad 1, N=1, C=2, K=4, H=8, W=5, over Ph=2: each rank computes 4 output rows x 5 columns,
+  // 9 taps each (padding taps too, as the kernel does): 2 * 4*2*20*9 = 2880 flops.
+  const LayerLayout L(ConvShape::parse("N=1,C=2,H=8,W=5,K=4,R=3,S=3,pad=1"),
+                      GridDims{1, 1, 1, 2, 1});
+  EXPECT_DOUBLE_EQ(local_flops(L, GridCoord{0, 0, 0, 0, 0}), 2880.0);
+  EXPECT_DOUBLE_EQ(local_flops(L, GridCoord{0, 0, 0, 1, 0}), 2880.0);
+  // Pc=2 of C=3: blocks of 2 and 1 channels.
+  const LayerLayout C(ConvShape::parse("N=1,C=3,H=4,W=4,K=2,R=1,S=1"), GridDims{1, 1, 2, 1, 1});
+  EXPECT_DOUBLE_EQ(local_flops(C, GridCoord{0, 0, 0, 0, 0}), 2.0 * 2 * 2 * 16);
+  EXPECT_DOUBLE_EQ(local_flops(C, GridCoord{0, 0, 1, 0, 0}), 2.0 * 2 * 1 * 16);
+}
+
+}  // namespace
+}  // namespace convgrid
