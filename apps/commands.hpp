@@ -13,5 +13,8 @@ namespace convgrid::cli {
 using Registry = std::vector<std::pair<CLI::App*, std::function<int()>>>;
 
 void add_conv_command(CLI::App& app, Registry& registry);
+void add_bench_command(CLI::App& app, Registry& registry);
+void add_calibrate_command(CLI::App& app, Registry& registry);
+void add_plan_command(CLI::App& app, Registry& registry);
 
 }  // namespace convgrid::cli

@@ -60,16 +60,31 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "convgrid 0.1.0");
   convgrid::cli::Registry registry;
   convgrid::cli::add_conv_command(app, registry);
+  convgrid::cli::add_bench_command(app, registry);
+  convgrid::cli::add_calibrate_command(app, registry);
+  convgrid::cli::add_plan_command(app, registry);
 
   int status = 0;
   try {
     try {
       app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-      if (rank == 0) status = app.exit(e);
-      else status = e.get_exit_code();
+    } catch (const CLI::CallForHelp& e) {
+      if (rank == 0) app.exit(e);
       MPI_Finalize();
-      return status;
+      return 0;
+    } catch (const CLI::CallForAllHelp& e) {
+      if (rank == 0) app.exit(e);
+      MPI_Finalize();
+      return 0;
+    } catch (const CLI::CallForVersion& e) {
+      if (rank == 0) app.exit(e);
+      MPI_Finalize();
+      return 0;
+    } catch (const CLI::ParseError& e) {
+      // Bad flags are the same on every rank: one line, exit status 1.
+      if (rank == 0) std::fprintf(stderr, "convgrid: error: %s (see --help)\n", e.what());
+      MPI_Finalize();
+      return 1;
     }
     for (auto& [sub, run] : registry) {
       if (sub->parsed()) status = run();

@@ -1,0 +1,88 @@
+// Setting up a layer's slices and timing its passes between barriers.
+#include "layer_run.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+
+namespace convgrid::cli {
+namespace {
+
+LayerTensor make_tensor(const Box4& global, const Slice& slice) {
+  return {global, slice, Buffer(slice.size())};
+}
+
+Box4 origin_box(int64_t a, int64_t b, int64_t c, int64_t d) {
+  return {{Range{0, a}, Range{0, b}, Range{0, c}, Range{0, d}}};
+}
+
+}  // namespace
+
+LayerRun::LayerRun(const ConvShape& s, const ProcessGrid& grid, Backend backend)
+    : conv_(s, grid, backend) {
+  const LayerLayout& L = conv_.layout();
+  const GridCoord g = grid.coord();
+  const Box4 in_all = origin_box(s.N, s.C, s.H, s.W);
+  const Box4 ker_all = origin_box(s.K, s.C, s.R, s.S);
+  const Box4 out_all = origin_box(s.N, s.K, s.Ho(), s.Wo());
+  in_ = make_tensor(in_all, L.in_slice(g));
+  din_ = make_tensor(in_all, L.in_slice(g));
+  ker_ = make_tensor(ker_all, L.ker_slice(g));
+  dker_ = make_tensor(ker_all, L.ker_slice(g));
+  out_ = make_tensor(out_all, L.out_slice(g));
+  dout_ = make_tensor(out_all, L.out_slice(g));
+}
+
+void LayerRun::generate(uint64_t seed) {
+  fill_seeded(in_.slice, in_.global, seed, TensorStream::input, in_.data.data());
+  fill_seeded(ker_.slice, ker_.global, seed, TensorStream::weights, ker_.data.data());
+  fill_seeded(dout_.slice, dout_.global, seed, TensorStream::grad_output, dout_.data.data());
+}
+
+void LayerRun::run(Pass p, TrafficCounter& traffic) {
+  switch (p) {
+    case Pass::forward:
+      conv_.forward(in_.data.data(), ker_.data.data(), out_.data.data(), traffic);
+      break;
+    case Pass::backward_data:
+      conv_.backward_data(dout_.data.data(), ker_.data.data(), din_.data.data(), traffic);
+      break;
+    case Pass::backward_weights:
+      conv_.backward_weights(dout_.data.data(), in_.data.data(), dker_.data.data(), traffic);
+      break;
+  }
+}
+
+std::map<Pass, PassTiming> LayerRun::time_steps(const Communicator& comm,
+                                                const std::vector<Pass>& passes, int repeat) {
+  std::map<Pass, PassTiming> timing;
+  for (int rep = 0; rep <= repeat; ++rep) {
+    conv_.new_step();
+    for (Pass p : passes) {
+      TrafficCounter traffic;
+      MemoryTracker::reset_peak();
+      MPI_Barrier(comm.raw());
+      const double t0 = MPI_Wtime();
+      run(p, traffic);
+      MPI_Barrier(comm.raw());
+      const double t = MPI_Wtime() - t0;
+      if (rep == 0) continue;  // warm-up: primitives, buffers, first touch
+      PassTiming& pt = timing[p];
+      if (pt.seconds.empty() || t < min_of(pt.seconds)) pt.split = conv_.last_seconds();
+      pt.seconds.push_back(t);
+      pt.traffic = traffic.traffic();
+      pt.peak_bytes = std::max(pt.peak_bytes, MemoryTracker::peak_bytes());
+    }
+  }
+  return timing;
+}
+
+double min_of(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace convgrid::cli

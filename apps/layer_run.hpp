@@ -1,0 +1,60 @@
+// One convolution layer set up to run on a grid: the GridConv and this rank's at-rest slices of
+// every tensor (In, Ker, dOut read; Out, dIn, dKer written), with timed repeats of its passes.
+// Shared by `convgrid conv` and `convgrid bench`.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "algo/grid_conv.hpp"
+#include "comm/communicator.hpp"
+#include "convgrid/memory.hpp"
+#include "io/seeded_tensor.hpp"
+
+namespace convgrid::cli {
+
+// One tensor of the layer: its global box and this rank's at-rest slice.
+struct LayerTensor {
+  Box4 global;
+  Slice slice;
+  Buffer data;
+};
+
+// What one rank saw of one pass over the timed repeats.
+struct PassTiming {
+  std::vector<double> seconds;  // each timed repeat, between barriers
+  PassSeconds split;            // comm / compute of the fastest repeat
+  Traffic traffic;              // received in the last repeat
+  int64_t peak_bytes = 0;       // largest tracked peak during the pass
+};
+
+class LayerRun {
+ public:
+  LayerRun(const ConvShape& shape, const ProcessGrid& grid, Backend backend);
+
+  GridConv& conv() { return conv_; }
+  LayerTensor& in() { return in_; }
+  LayerTensor& ker() { return ker_; }
+  LayerTensor& dout() { return dout_; }
+  LayerTensor& out() { return out_; }
+  LayerTensor& din() { return din_; }
+  LayerTensor& dker() { return dker_; }
+
+  // Fills In, Ker and dOut from the seed.
+  void generate(uint64_t seed);
+  // One warm-up step, then `repeat` timed steps; each step runs `passes` in order from new_step().
+  std::map<Pass, PassTiming> time_steps(const Communicator& comm, const std::vector<Pass>& passes,
+                                        int repeat);
+
+ private:
+  void run(Pass p, TrafficCounter& traffic);
+
+  GridConv conv_;
+  LayerTensor in_, ker_, dout_, out_, din_, dker_;
+};
+
+double min_of(const std::vector<double>& v);
+double median_of(std::vector<double> v);
+
+}  // namespace convgrid::cli

@@ -1,0 +1,110 @@
+// MPI-IO of one slice per rank: the slice's runs along the last dimension become an hindexed
+// file type over the data that follows the .npy header.
+#include "io/npy_slices.hpp"
+
+#include <mpi.h>
+
+#include <climits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "comm/collective_check.hpp"
+#include "convgrid/error.hpp"
+#include "convgrid/npy.hpp"
+
+namespace convgrid {
+namespace {
+
+// The file type selecting the slice's elements in the global tensor, in slice order.
+MPI_Datatype slice_filetype(const Box4& global, const Slice& slice) {
+  std::vector<int> lengths;
+  std::vector<MPI_Aint> displs;
+  for_each_run(slice, [&](int64_t a, int64_t b, int64_t c, int64_t x0, int64_t x1, int64_t) {
+    lengths.push_back(static_cast<int>(x1 - x0));
+    displs.push_back(static_cast<MPI_Aint>(global.offset(a, b, c, x0) * 4));
+  });
+  MPI_Datatype t;
+  MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displs.data(),
+                           MPI_FLOAT, &t);
+  MPI_Type_commit(&t);
+  return t;
+}
+
+std::string mpi_error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  return std::string(text, len);
+}
+
+std::vector<int64_t> extents(const Box4& b) { return {b.extent(0), b.extent(1), b.extent(2), b.extent(3)}; }
+
+// Runs one MPI-IO step on every rank and turns a failure on any rank into the same error.
+template <class F>
+void io_step(const Communicator& comm, const std::string& path, const char* what, F&& f) {
+  int rc = f();
+  collective_check(comm, rc == MPI_SUCCESS,
+                   fmt::format("{}: {} failed: {}", path, what, rc == MPI_SUCCESS ? "" : mpi_error_string(rc)));
+}
+
+}  // namespace
+
+void read_npy_slice(const Communicator& comm, const std::string& path, const Box4& global,
+                    const Slice& slice, float* out, const char* what) {
+  NpyHeader header;
+  std::string error;
+  try {
+    header = read_npy_header(path);
+    check_npy_shape(path, header, extents(global), what);
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  collective_check(comm, error.empty(), error);
+  if (slice.size() > INT_MAX) throw Error(fmt::format("{}: slice of {} elements is too large for MPI-IO", path, slice.size()));
+
+  MPI_File file = MPI_FILE_NULL;
+  io_step(comm, path, "MPI_File_open", [&] {
+    return MPI_File_open(comm.raw(), path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &file);
+  });
+  MPI_Datatype type = slice_filetype(global, slice);
+  io_step(comm, path, "MPI_File_set_view", [&] {
+    return MPI_File_set_view(file, header.data_offset, MPI_FLOAT, type, "native", MPI_INFO_NULL);
+  });
+  io_step(comm, path, "reading", [&] {
+    return MPI_File_read_all(file, out, static_cast<int>(slice.size()), MPI_FLOAT, MPI_STATUS_IGNORE);
+  });
+  MPI_Type_free(&type);
+  MPI_File_close(&file);
+}
+
+void write_npy_slice(const Communicator& comm, const std::string& path, const Box4& global,
+                     const Slice& slice, const float* data) {
+  const std::string preamble = npy_header_bytes(extents(global));
+  const MPI_Offset total = static_cast<MPI_Offset>(preamble.size()) + global.volume() * 4;
+  if (slice.size() > INT_MAX) throw Error(fmt::format("{}: slice of {} elements is too large for MPI-IO", path, slice.size()));
+
+  MPI_File file = MPI_FILE_NULL;
+  io_step(comm, path, "opening for writing", [&] {
+    return MPI_File_open(comm.raw(), path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                         MPI_INFO_NULL, &file);
+  });
+  io_step(comm, path, "MPI_File_set_size", [&] { return MPI_File_set_size(file, total); });
+  io_step(comm, path, "writing the header", [&] {
+    if (comm.rank() != 0) return MPI_SUCCESS;
+    return MPI_File_write_at(file, 0, preamble.data(), static_cast<int>(preamble.size()), MPI_BYTE,
+                             MPI_STATUS_IGNORE);
+  });
+  MPI_Datatype type = slice_filetype(global, slice);
+  io_step(comm, path, "MPI_File_set_view", [&] {
+    return MPI_File_set_view(file, static_cast<MPI_Offset>(preamble.size()), MPI_FLOAT, type,
+                             "native", MPI_INFO_NULL);
+  });
+  io_step(comm, path, "writing", [&] {
+    return MPI_File_write_all(file, data, static_cast<int>(slice.size()), MPI_FLOAT, MPI_STATUS_IGNORE);
+  });
+  MPI_Type_free(&type);
+  MPI_File_close(&file);
+}
+
+}  // namespace convgrid
