@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Configures and builds convgrid in build/ (Release). Extra arguments are build targets.
+# Used by demo.sh and test.sh; CONVGRID_BUILD_DIR and CONVGRID_CMAKE_ARGS override the defaults.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${CONVGRID_BUILD_DIR:-build}
+# shellcheck disable=SC2086
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release ${CONVGRID_CMAKE_ARGS:-} >/dev/null
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
