@@ -6,7 +6,6 @@
 //   flop rate oneDNN forward convolution of ResNet-50's res2 3x3 layer at batch 8, on one thread,
 //             on every rank at once (as in a run with one rank per core): median time of the
 //             repeats after a warm-up on each rank, then the median over ranks.
-#include <dlfcn.h>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <mpi.h>
@@ -77,16 +76,6 @@ double median_from_rank0(const Communicator& world, const std::vector<double>& v
   return m;
 }
 
-// oneDNN here runs on OpenMP, whose thread count is fixed when the runtime loads; set it through
-// the runtime oneDNN loaded. False when there is none (another threading runtime).
-bool use_one_thread() {
-  using SetThreads = void (*)(int);
-  auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (set == nullptr) return false;
-  set(1);
-  return true;
-}
-
 // Median seconds of one forward convolution of `shape` on this rank.
 double time_forward(const ConvShape& shape) {
   LocalConv conv(shape, false, Backend::onednn);
@@ -144,7 +133,7 @@ struct Measurements {
   double beta = 0;             // (large - alpha) / bytes
   std::vector<double> conv_s;  // each rank's median convolution time
   double conv_median = 0;      // their median
-  bool one_thread = false;
+  int threads = 1;             // of the local kernel
 };
 
 Measurements measure(const Communicator& world, const ConvShape& layer) {
@@ -157,7 +146,7 @@ Measurements measure(const Communicator& world, const ConvShape& layer) {
       median_from_rank0(world, ping_pong(world, buf, kLargeFloats, kLargeWarmup, kLargeTrips));
   m.beta = (m.large - m.alpha) / (double{kLargeFloats} * sizeof(float));
 
-  m.one_thread = use_one_thread();
+  m.threads = set_kernel_threads(1);
   check_mpi(MPI_Barrier(world.raw()), "MPI_Barrier");
   const double mine = time_forward(layer);
   m.conv_s.resize(world.size());
@@ -168,7 +157,7 @@ Measurements measure(const Communicator& world, const ConvShape& layer) {
 }
 
 std::string threads_used(const Measurements& m) {
-  return m.one_thread ? "1 thread" : "threads as the runtime chose";
+  return m.threads == 1 ? "1 thread" : fmt::format("{} threads", m.threads);
 }
 
 MachineProfile local_profile(const Measurements& m, const ConvShape& layer, int P,

@@ -3,9 +3,6 @@
 // against the reference over a seeded sample of shapes (filters, strides, padding, dilation,
 // image sizes, channels, batch); and the engine's contracts: bias, repeatable results, no
 // allocation in steady state, the resident API, the reference backend, input errors.
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -16,6 +13,9 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "convgrid/conv_shape.hpp"
 #include "convgrid/error.hpp"
@@ -459,6 +459,13 @@ TEST(LocalConv, ReferenceBackendIsTheReference) {
 TEST(Names, PassesAndTensors) {
   EXPECT_EQ(pass_name(Pass::backward_weights), "backward_weights");
   EXPECT_EQ(tensor_name(Tensor::grad_bias), "grad_bias");
+}
+
+TEST(KernelThreads, SetAndReadBack) {
+  const int before = kernel_threads();
+  EXPECT_EQ(set_kernel_threads(1), 1);
+  EXPECT_EQ(kernel_threads(), 1);
+  EXPECT_EQ(set_kernel_threads(before), before);
 }
 
 }  // namespace

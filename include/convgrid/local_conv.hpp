@@ -46,6 +46,12 @@ enum class Tensor {
 };
 std::string_view tensor_name(Tensor t);  // "input", "weights", ..., "grad_bias"
 
+// Threads of the local kernels (oneDNN runs on OpenMP, which reads OMP_NUM_THREADS when it
+// loads): set_kernel_threads(n) asks for n before the next primitive runs; both return the
+// count in effect.
+int set_kernel_threads(int n);
+int kernel_threads();
+
 namespace reference {
 // The loop-nest reference. bias / dbias may be null.
 void forward(const ConvShape& s, const float* in, const float* ker, const float* bias, float* out);

@@ -1,9 +1,9 @@
 // KeptPrimitive: creation with a kept scratchpad, and execution.
 #include "kernel/kept_primitive.hpp"
 
-#include <fmt/format.h>
-
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "convgrid/error.hpp"
 

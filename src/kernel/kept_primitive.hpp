@@ -2,8 +2,9 @@
 // executing it allocates nothing. Its descriptor must be created with user_scratchpad_attr().
 #pragma once
 
-#include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "convgrid/memory.hpp"
 

@@ -2,12 +2,12 @@
 // resident between calls, and the plain-layout calls built on them.
 #include "convgrid/local_conv.hpp"
 
-#include <fmt/format.h>
-
 #include <array>
 #include <optional>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "convgrid/error.hpp"
 #include "kernel/kept_primitive.hpp"

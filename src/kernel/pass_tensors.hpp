@@ -4,8 +4,9 @@
 
 #include <array>
 #include <cstddef>
-#include <oneapi/dnnl/dnnl.hpp>
 #include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "convgrid/local_conv.hpp"
 

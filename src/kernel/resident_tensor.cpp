@@ -1,9 +1,9 @@
 // ResidentTensor: its layouts, and plain data in and out of them.
 #include "kernel/resident_tensor.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "convgrid/error.hpp"
 #include "kernel/onednn_descriptors.hpp"

@@ -4,9 +4,10 @@
 // once; a plain layout needs no reorder, only a copy, and can be pointed at a caller's array.
 #pragma once
 
-#include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "convgrid/memory.hpp"
 #include "kernel/kept_primitive.hpp"
