@@ -180,5 +180,11 @@ TEST(BufferPool, DestroyingThePoolFreesWhatItKeeps) {
   EXPECT_EQ(now(), base);
 }
 
+TEST(Buffer, MoreThanTheMachineHasIsAnErrorNotACrash) {
+  const int64_t before = MemoryTracker::current_bytes();
+  EXPECT_THROW(Buffer(int64_t{1} << 40), Error);  // 4 TiB
+  EXPECT_EQ(MemoryTracker::current_bytes(), before);
+}
+
 }  // namespace
 }  // namespace convgrid

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <unistd.h>
 #include <utility>
 
 #include <fmt/format.h>
@@ -36,6 +37,14 @@ Buffer::Buffer(int64_t elems) {
   if (elems < 0) throw Error(fmt::format("buffer of {} elements requested", elems));
   if (elems == 0) return;
   int64_t bytes = checked_mul(elems, static_cast<int64_t>(sizeof(float)), "buffer bytes");
+  // Beyond physical memory an allocation may still succeed (overcommit) and the process then be
+  // killed while touching it: refuse it with a message instead.
+  static const int64_t physical = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (physical > 0 && bytes > physical - MemoryTracker::current_bytes()) {
+    throw Error(fmt::format("out of memory: a buffer of {} bytes does not fit in this machine's {} "
+                            "bytes (the process holds {} bytes)",
+                            bytes, physical, MemoryTracker::current_bytes()));
+  }
   size_t rounded = (static_cast<size_t>(bytes) + kAlign - 1) / kAlign * kAlign;
   void* p = std::aligned_alloc(kAlign, rounded);
   if (p == nullptr) {
