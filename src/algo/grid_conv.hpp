@@ -64,7 +64,6 @@ class GridConv {
 
   // Forgets the operands kept from earlier passes (call when the data changes).
   void new_step() { held_ = {}; }
-  Held held() const { return held_; }
   const PassSeconds& last_seconds() const { return seconds_; }
 
  private:
