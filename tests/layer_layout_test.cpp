@@ -2,16 +2,17 @@
 // cover every element once, halos rebuild each rank's needed input, and a serial simulation of
 // the grid algorithm's forward pass (every rank's local convolution on its local shape) equals
 // the global reference convolution.
+#include "layout/layer_layout.hpp"
+
 #include <gtest/gtest.h>
 
 #include <limits>
 #include <random>
 #include <vector>
 
-#include "convgrid/local_conv.hpp"
-#include "layout/layer_layout.hpp"
-#include "layout/pack.hpp"
 #include "awkward_shapes.hpp"
+#include "convgrid/local_conv.hpp"
+#include "layout/pack.hpp"
 
 namespace convgrid {
 namespace {
@@ -44,71 +45,76 @@ std::vector<int> coverage(const std::array<int64_t, 4>& ext, const GridDims& d, 
   return seen;
 }
 
-TEST(LayerLayout, AtRestSlicesCoverEveryElementOnce) {
+// Calls f(layout) for every awkward shape and every grid of up to max_p ranks that fits it.
+template <class F>
+void for_each_layout(int64_t max_p, F&& f) {
   for (const char* text : kAwkwardShapes) {
-    ConvShape s = ConvShape::parse(text);
-    for (const GridDims& d : grids_up_to(8)) {
+    const ConvShape s = ConvShape::parse(text);
+    for (const GridDims& d : grids_up_to(max_p)) {
       if (!d.fits(s)) continue;
-      LayerLayout L(s, d);
       SCOPED_TRACE(std::string(text) + " grid " + d.to_string());
-      for (int v : coverage({s.N, s.C, s.H, s.W}, d, [&](GridCoord g) { return L.in_slice(g); })) {
-        ASSERT_EQ(v, 1);
-      }
-      for (int v : coverage({s.N, s.K, s.Ho(), s.Wo()}, d, [&](GridCoord g) { return L.out_slice(g); })) {
-        ASSERT_EQ(v, 1);
-      }
-      for (int v : coverage({s.K, s.C, s.R, s.S}, d, [&](GridCoord g) { return L.ker_slice(g); })) {
-        ASSERT_EQ(v, 1);
-      }
+      f(LayerLayout(s, d));
     }
   }
 }
 
+TEST(LayerLayout, AtRestSlicesCoverEveryElementOnce) {
+  for_each_layout(8, [](const LayerLayout& L) {
+    const ConvShape& s = L.shape();
+    const GridDims& d = L.dims();
+    for (int v : coverage({s.N, s.C, s.H, s.W}, d, [&](GridCoord g) { return L.in_slice(g); })) {
+      ASSERT_EQ(v, 1);
+    }
+    for (int v :
+         coverage({s.N, s.K, s.Ho(), s.Wo()}, d, [&](GridCoord g) { return L.out_slice(g); })) {
+      ASSERT_EQ(v, 1);
+    }
+    for (int v : coverage({s.K, s.C, s.R, s.S}, d, [&](GridCoord g) { return L.ker_slice(g); })) {
+      ASSERT_EQ(v, 1);
+    }
+  });
+}
+
 TEST(LayerLayout, HaloPiecesRebuildTheNeededInput) {
-  for (const char* text : kAwkwardShapes) {
-    ConvShape s = ConvShape::parse(text);
-    for (const GridDims& d : grids_up_to(8)) {
-      if (!d.fits(s)) continue;
-      LayerLayout L(s, d);
-      SCOPED_TRACE(std::string(text) + " grid " + d.to_string());
-      for (int64_t r = 0; r < d.size(); ++r) {
-        GridCoord g = d.coord_of(r);
-        Box4 need = L.in_needed(g);
-        std::vector<int> seen(need.volume(), 0);
-        auto mark = [&](const Box4& b) {
-          for_each_read_run(Slice::whole(b), &L.read(), [&](int64_t a, int64_t c, int64_t y, int64_t x0, int64_t x1, int64_t) {
-            for (int64_t x = x0; x < x1; ++x) ++seen[need.offset(a, c, y, x)];
-          });
-        };
-        mark(need.intersect(L.in_block(g)));
-        int64_t words = 0;
-        for (const HaloPiece& p : L.halo_recv(g)) {
-          mark(p.box);
-          words += p.words;
-          EXPECT_EQ(L.read_count(p.box), p.words);
+  for_each_layout(8, [](const LayerLayout& L) {
+    const GridDims& d = L.dims();
+    for (int64_t r = 0; r < d.size(); ++r) {
+      GridCoord g = d.coord_of(r);
+      Box4 need = L.in_needed(g);
+      std::vector<int> seen(need.volume(), 0);
+      auto mark = [&](const Box4& b) {
+        for_each_read_run(Slice::whole(b), &L.read(),
+                          [&](int64_t a, int64_t c, int64_t y, int64_t x0, int64_t x1, int64_t) {
+                            for (int64_t x = x0; x < x1; ++x) ++seen[need.offset(a, c, y, x)];
+                          });
+      };
+      mark(need.intersect(L.in_block(g)));
+      for (const HaloPiece& p : L.halo_recv(g)) {
+        mark(p.box);
+        EXPECT_EQ(L.read_count(p.box), p.words);
+      }
+      for_each_run(Slice::whole(need), [&](int64_t a, int64_t c, int64_t y, int64_t x0, int64_t x1,
+                                           int64_t) {
+        for (int64_t x = x0; x < x1; ++x) {
+          ASSERT_EQ(seen[need.offset(a, c, y, x)], L.read().row(y) && L.read().col(x) ? 1 : 0);
         }
-        for_each_run(Slice::whole(need), [&](int64_t a, int64_t c, int64_t y, int64_t x0, int64_t x1, int64_t) {
-          for (int64_t x = x0; x < x1; ++x) {
-            ASSERT_EQ(seen[need.offset(a, c, y, x)], L.read().row(y) && L.read().col(x) ? 1 : 0);
+      });
+      // What g receives from p is what p sends to g.
+      for (const HaloPiece& p : L.halo_recv(g)) {
+        GridCoord peer = g;
+        peer.h = p.peer / d.Pw;
+        peer.w = p.peer % d.Pw;
+        bool found = false;
+        for (const HaloPiece& q : L.halo_send(peer)) {
+          if (q.peer == g.h * d.Pw + g.w) {
+            EXPECT_EQ(q.box, p.box);
+            found = true;
           }
-        });
-        // What g receives from p is what p sends to g.
-        for (const HaloPiece& p : L.halo_recv(g)) {
-          GridCoord peer = g;
-          peer.h = p.peer / d.Pw;
-          peer.w = p.peer % d.Pw;
-          bool found = false;
-          for (const HaloPiece& q : L.halo_send(peer)) {
-            if (q.peer == g.h * d.Pw + g.w) {
-              EXPECT_EQ(q.box, p.box);
-              found = true;
-            }
-          }
-          EXPECT_TRUE(found);
         }
+        EXPECT_TRUE(found);
       }
     }
-  }
+  });
 }
 
 TEST(LayerLayout, ReadCountMatchesBruteForce) {
@@ -158,7 +164,8 @@ TEST(LayerLayout, HaloWiderThanANeighbourComesFromSeveralRanks) {
 }
 
 // Serial simulation of the forward pass: every rank convolves its needed input (unread pixels
-// set to NaN, so reading one would show) with its weight block on its local shape; the sum over c-blocks is the reference.
+// set to NaN, so reading one would show) with its weight block on its local shape; the sum over
+// c-blocks is the reference.
 TEST(LayerLayout, LocalShapesReproduceTheGlobalConvolution) {
   std::mt19937 gen(7);
   std::uniform_real_distribution<float> dist(-1, 1);
