@@ -1,0 +1,162 @@
+// The redistribution model (src/model/redistribution) checked against brute force: every element
+// of the activation is given its old owner (the rank whose Out slice of layer A holds it) and its
+// new owner (the rank whose In slice of layer B holds it) by per-element loops over all ranks'
+// slices, and each rank's words are the elements it newly owns that another rank held before.
+#include "model/redistribution.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "layout/layer_layout.hpp"
+#include "throws_input_error.hpp"
+
+namespace convgrid {
+namespace {
+
+struct LayerPair {
+  const char* name;
+  ConvShape a;
+  ConvShape b;
+};
+
+// Padded 3x3 then padded 3x3; a stride-2 layer first; a 1x1 layer second; a stride-2 layer second.
+const LayerPair kPairs[] = {
+    {"same_3x3", ConvShape::parse("N=3,C=4,H=9,W=8,K=5,R=3,S=3,pad=1"),
+     ConvShape::parse("N=3,C=5,H=9,W=8,K=6,R=3,S=3,pad=1")},
+    {"stride2_first", ConvShape::parse("N=3,C=4,H=9,W=8,K=5,R=3,S=3,stride=2,pad=1"),
+     ConvShape::parse("N=3,C=5,H=5,W=4,K=4,R=3,S=3,pad=1")},
+    {"1x1_second", ConvShape::parse("N=2,C=3,H=7,W=6,K=7,R=3,S=3"),
+     ConvShape::parse("N=2,C=7,H=5,W=4,K=3,R=1,S=1")},
+    {"stride2_second", ConvShape::parse("N=3,C=2,H=8,W=7,K=4,R=3,S=3,pad=1"),
+     ConvShape::parse("N=3,C=4,H=8,W=7,K=5,R=3,S=3,stride=2,pad=1")},
+};
+
+const int64_t kRankCounts[] = {1, 2, 3, 4, 6};
+
+// Owner rank of every element of B's input (N x C x H x W, row-major) under `slice_of(rank)`;
+// fails the test when an element is held by no rank or by two.
+template <class SliceOf>
+std::vector<int64_t> owners(const ConvShape& b, int64_t ranks, SliceOf slice_of) {
+  const Box4 whole{{Range{0, b.N}, Range{0, b.C}, Range{0, b.H}, Range{0, b.W}}};
+  std::vector<int64_t> owner(whole.volume(), -1);
+  for (int64_t r = 0; r < ranks; ++r) {
+    for_each_run(slice_of(r),
+                 [&](int64_t n, int64_t c, int64_t y, int64_t x0, int64_t x1, int64_t) {
+                   for (int64_t x = x0; x < x1; ++x) {
+                     int64_t& o = owner[whole.offset(n, c, y, x)];
+                     EXPECT_EQ(o, -1) << "element held twice";
+                     o = r;
+                   }
+                 });
+  }
+  for (int64_t o : owner) EXPECT_NE(o, -1) << "element held by no rank";
+  return owner;
+}
+
+// Checks every rank's words against brute force, the stats against the per-rank words, and that
+// the words over all ranks are the elements whose owner changes.
+void check_pair(const LayerPair& p, const GridDims& da, const GridDims& db) {
+  SCOPED_TRACE(::testing::Message()
+               << p.name << " from " << da.to_string() << " to " << db.to_string());
+  const LayerLayout from(p.a, da);
+  const LayerLayout to(p.b, db);
+  const int64_t ranks = da.size();
+  const std::vector<int64_t> old_owner =
+      owners(p.b, ranks, [&](int64_t r) { return from.out_slice(da.coord_of(r)); });
+  const std::vector<int64_t> new_owner =
+      owners(p.b, ranks, [&](int64_t r) { return to.in_slice(db.coord_of(r)); });
+  std::vector<int64_t> brute(ranks, 0);
+  int64_t moved = 0;
+  for (size_t i = 0; i < old_owner.size(); ++i) {
+    if (old_owner[i] == new_owner[i]) continue;
+    ++brute[new_owner[i]];
+    ++moved;
+  }
+  int64_t total = 0, largest = 0;
+  for (int64_t r = 0; r < ranks; ++r) {
+    const int64_t w = redistribution_words(from, to, r);
+    EXPECT_EQ(w, brute[r]) << "rank " << r;
+    total += w;
+    largest = std::max(largest, w);
+  }
+  EXPECT_EQ(total, moved);
+  const RedistributionStats stats = redistribution_stats(from, to);
+  EXPECT_EQ(stats.max_words, largest);
+  EXPECT_DOUBLE_EQ(stats.mean_words, static_cast<double>(total) / static_cast<double>(ranks));
+  EXPECT_EQ(redistribution_messages(from), ranks > 1 ? 1 : 0);
+}
+
+TEST(Redistribution, MatchesBruteForceOnAllGridPairs) {
+  int64_t checked = 0;
+  for (const LayerPair& p : kPairs) {
+    for (int64_t ranks : kRankCounts) {
+      for (const GridDims& da : all_grids(ranks)) {
+        if (!da.fits(p.a)) continue;
+        for (const GridDims& db : all_grids(ranks)) {
+          if (!db.fits(p.b)) continue;
+          check_pair(p, da, db);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 500);
+}
+
+// Some pairs do move data (so the brute-force comparison above is not trivially all zeros), and
+// the same grid on both layers is not free in general (the In and Out distributions differ).
+TEST(Redistribution, SameNonDataParallelGridMovesWords) {
+  const LayerPair& p = kPairs[0];
+  const GridDims d{.Pn = 1, .Pk = 2, .Pc = 1, .Ph = 2, .Pw = 1};
+  const RedistributionStats stats = redistribution_stats(LayerLayout(p.a, d), LayerLayout(p.b, d));
+  EXPECT_GT(stats.max_words, 0);
+  EXPECT_GT(stats.mean_words, 0);
+}
+
+// The fast path (same data-parallel grid on both layers: nothing moves) agrees with the general
+// per-rank count, which is checked against brute force above.
+TEST(Redistribution, SameDataParallelGridMovesNothing) {
+  for (const LayerPair& p : kPairs) {
+    for (int64_t pn = 1; pn <= p.a.N; ++pn) {
+      const GridDims d{.Pn = pn};
+      const LayerLayout from(p.a, d);
+      const LayerLayout to(p.b, d);
+      for (int64_t r = 0; r < d.size(); ++r) EXPECT_EQ(redistribution_words(from, to, r), 0);
+      const RedistributionStats stats = redistribution_stats(from, to);
+      EXPECT_EQ(stats.max_words, 0);
+      EXPECT_EQ(stats.mean_words, 0);
+    }
+  }
+}
+
+TEST(Redistribution, RejectsMismatchedLayersAndRanks) {
+  const LayerPair& p = kPairs[0];
+  const LayerLayout from(p.a, GridDims{});
+  ConvShape b = p.b;
+  b.C = 4;
+  EXPECT_TRUE(throws_input_error([&] { redistribution_stats(from, LayerLayout(b, GridDims{})); },
+                                 {"C=4", "5"}));
+  b = p.b;
+  b.H = 8;
+  EXPECT_TRUE(throws_input_error([&] { redistribution_words(from, LayerLayout(b, GridDims{}), 0); },
+                                 {"H=8", "9"}));
+  b = p.b;
+  b.N = 2;
+  EXPECT_TRUE(throws_input_error([&] { redistribution_stats(from, LayerLayout(b, GridDims{})); },
+                                 {"N=2", "3"}));
+  b = p.b;
+  b.W = 9;
+  EXPECT_TRUE(throws_input_error([&] { redistribution_stats(from, LayerLayout(b, GridDims{})); },
+                                 {"W=9", "8"}));
+  const LayerLayout to2(p.b, GridDims{.Pn = 2});
+  EXPECT_TRUE(
+      throws_input_error([&] { redistribution_stats(from, to2); }, {"1,1,1,1,1", "2,1,1,1,1"}));
+  const LayerLayout to(p.b, GridDims{});
+  EXPECT_TRUE(throws_input_error([&] { redistribution_words(from, to, 1); }, {"rank=1"}));
+  EXPECT_TRUE(throws_input_error([&] { redistribution_words(from, to, -1); }, {"rank=-1"}));
+}
+
+}  // namespace
+}  // namespace convgrid
