@@ -9,6 +9,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev opencl-headers
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  zlib1g-dev dataset-fashion-mnist
 )
 
 missing=()

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "throws_input_error.hpp"
+#include "temp_dir_test_base.hpp"
 
 namespace convgrid {
 namespace {
@@ -24,19 +25,10 @@ namespace {
 namespace fs = std::filesystem;
 using Shape = std::vector<int64_t>;
 
-// Each test gets its own empty directory (CTest runs tests in parallel).
-class NpyTest : public ::testing::Test {
+// Each test gets its own empty directory.
+class NpyTest : public test_data::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("convgrid_npy_" + std::to_string(::getpid()) + "_" + std::string(info->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(std::string_view name) const { return (dir_ / name).string(); }
+  NpyTest() : TempDirTest("convgrid_npy_") {}
 
   // Writes bytes to bad.npy and checks that reading its header fails with a message that names
   // the file ("<path>: ...") and contains every part.
@@ -58,8 +50,6 @@ class NpyTest : public ::testing::Test {
     std::ifstream in(p, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   }
-
-  fs::path dir_;
 };
 
 // A hand-made file: magic, version major.0, the header length in 2 (v1) or 4 bytes, the header
@@ -219,7 +209,7 @@ TEST_F(NpyTest, MissingFileOrDirectory) {
   EXPECT_TRUE(
       throws_input_error([&] { read_npy_header(path("none.npy")); }, {"none.npy", "No such file"}));
   EXPECT_TRUE(
-      throws_input_error([&] { read_npy_header(dir_.string()); }, {dir_.string(), "cannot read"}));
+      throws_input_error([&] { read_npy_header(dir()); }, {dir(), "cannot read"}));
 }
 
 TEST_F(NpyTest, BadMagic) {
