@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   zlib1g-dev dataset-fashion-mnist
+  python3  # the command-line tests check .npy and JSON files with its standard library
 )
 
 missing=()
