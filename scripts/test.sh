@@ -13,7 +13,9 @@ echo "== ctest"
 ctest --test-dir build --output-on-failure --timeout 900
 
 echo "== unit tests under address and undefined-behaviour sanitizers"
-CONVGRID_BUILD_DIR=build-sanitize CONVGRID_CMAKE_ARGS="-DCONVGRID_SANITIZE=ON -DCONVGRID_WITH_BENCH=OFF" \
+# -O1: quicker to build, and the sanitizers still see everything.
+CONVGRID_BUILD_DIR=build-sanitize \
+  CONVGRID_CMAKE_ARGS="-DCONVGRID_SANITIZE=ON -DCONVGRID_WITH_BENCH=OFF -DCMAKE_CXX_FLAGS_RELEASE=-O1" \
   bash scripts/build.sh $(cd tests && ls *_test.cpp | sed 's/\.cpp$//')
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-sanitize -L unit --output-on-failure --timeout 900
