@@ -12,19 +12,13 @@ LayerTensor make_tensor(const Box4& global, const Slice& slice) {
   return {global, slice, Buffer(slice.size())};
 }
 
-Box4 origin_box(int64_t a, int64_t b, int64_t c, int64_t d) {
-  return {{Range{0, a}, Range{0, b}, Range{0, c}, Range{0, d}}};
-}
-
 }  // namespace
 
 LayerRun::LayerRun(const ConvShape& s, const ProcessGrid& grid, Backend backend)
     : conv_(s, grid, backend) {
   const LayerLayout& L = conv_.layout();
   const GridCoord g = grid.coord();
-  const Box4 in_all = origin_box(s.N, s.C, s.H, s.W);
-  const Box4 ker_all = origin_box(s.K, s.C, s.R, s.S);
-  const Box4 out_all = origin_box(s.N, s.K, s.Ho(), s.Wo());
+  const Box4 in_all = input_box(s), ker_all = weight_box(s), out_all = output_box(s);
   in_ = make_tensor(in_all, L.in_slice(g));
   din_ = make_tensor(in_all, L.in_slice(g));
   ker_ = make_tensor(ker_all, L.ker_slice(g));

@@ -175,9 +175,7 @@ TEST(LayerLayout, LocalShapesReproduceTheGlobalConvolution) {
     for (float& v : in) v = dist(gen);
     for (float& v : ker) v = dist(gen);
     reference::forward(s, in.data(), ker.data(), nullptr, ref.data());
-    Box4 in_all{{Range{0, s.N}, Range{0, s.C}, Range{0, s.H}, Range{0, s.W}}};
-    Box4 ker_all{{Range{0, s.K}, Range{0, s.C}, Range{0, s.R}, Range{0, s.S}}};
-    Box4 out_all{{Range{0, s.N}, Range{0, s.K}, Range{0, s.Ho()}, Range{0, s.Wo()}}};
+    const Box4 in_all = input_box(s), ker_all = weight_box(s), out_all = output_box(s);
     for (const GridDims& d : grids_up_to(6)) {
       if (!d.fits(s)) continue;
       LayerLayout L(s, d);

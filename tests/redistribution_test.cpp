@@ -39,7 +39,7 @@ const int64_t kRankCounts[] = {1, 2, 3, 4, 6};
 // fails the test when an element is held by no rank or by two.
 template <class SliceOf>
 std::vector<int64_t> owners(const ConvShape& b, int64_t ranks, SliceOf slice_of) {
-  const Box4 whole{{Range{0, b.N}, Range{0, b.C}, Range{0, b.H}, Range{0, b.W}}};
+  const Box4 whole = input_box(b);
   std::vector<int64_t> owner(whole.volume(), -1);
   for (int64_t r = 0; r < ranks; ++r) {
     for_each_run(slice_of(r),

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <span>
 
 #include "comm/collectives.hpp"
@@ -25,7 +26,7 @@ std::vector<int64_t> prefix_displs(const std::vector<int64_t>& counts) {
 }
 
 int64_t total(const std::vector<int64_t>& counts) {
-  return counts.empty() ? 0 : prefix_displs(counts).back() + counts.back();
+  return std::accumulate(counts.begin(), counts.end(), int64_t{0});
 }
 
 std::span<const float> cspan(const float* p, int64_t n) { return {p, static_cast<size_t>(n)}; }
@@ -69,8 +70,7 @@ GridConv::GridConv(const ConvShape& shape, const ProcessGrid& grid, Backend back
     ker_displs_.push_back(r.begin);
   }
   in_displs_ = prefix_displs(in_counts_);
-  input_in_place_ = d.Pk == 1 && halo_recv_.empty() && halo_send_.empty() &&
-                    in_needed_box_ == in_block_box_;
+  input_in_place_ = layout_.input_in_place(g);
   out_displs_ = prefix_displs(out_counts_);
 }
 
@@ -123,20 +123,20 @@ void GridConv::exchange_pieces(const std::vector<HaloPiece>& outgoing, const Box
                                const Box4& dst_box, float* dst, bool add, float* send, float* recv,
                                TrafficCounter& traffic) {
   const ReadPixels* read = &layout_.read();
-  std::vector<SendMessage> sends;
-  std::vector<RecvMessage> recvs;
+  sends_.clear();  // kept vectors: no allocation once they have grown
+  recvs_.clear();
   int64_t offset = 0;
   for (const HaloPiece& p : outgoing) {
     pack_box(Slice::whole(p.box), read, src_box, src, send + offset);
-    sends.push_back({static_cast<int>(p.peer), send + offset, p.words});
+    sends_.push_back({static_cast<int>(p.peer), send + offset, p.words});
     offset += p.words;
   }
   offset = 0;
   for (const HaloPiece& p : incoming) {
-    recvs.push_back({static_cast<int>(p.peer), recv + offset, p.words});
+    recvs_.push_back({static_cast<int>(p.peer), recv + offset, p.words});
     offset += p.words;
   }
-  exchange(grid_.spatial(), sends, recvs, traffic);
+  exchange(grid_.spatial(), sends_, recvs_, traffic);
   offset = 0;
   for (const HaloPiece& p : incoming) {
     unpack_box(Slice::whole(p.box), read, recv + offset, dst_box, dst, add);

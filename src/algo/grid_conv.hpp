@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "comm/exchange.hpp"
 #include "comm/traffic.hpp"
 #include "convgrid/local_conv.hpp"
 #include "convgrid/memory.hpp"
@@ -87,6 +88,8 @@ class GridConv {
   Box4 in_block_box_, in_needed_box_, out_box_;
   std::vector<HaloPiece> halo_recv_, halo_send_;
   int64_t halo_recv_words_ = 0, halo_send_words_ = 0;
+  std::vector<SendMessage> sends_;  // the messages of one halo exchange
+  std::vector<RecvMessage> recvs_;
   std::vector<Slice> in_slices_, out_slices_;       // over the k-fibre, the c-fibre
   std::vector<int64_t> in_counts_, in_displs_;      // read pixels of each In slice
   std::vector<int64_t> out_counts_, out_displs_;

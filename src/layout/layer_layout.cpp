@@ -21,6 +21,16 @@ Range needed(Range out, int64_t stride, int64_t pad, int64_t span, int64_t in) {
 
 }  // namespace
 
+Box4 input_box(const ConvShape& s) {
+  return {{Range{0, s.N}, Range{0, s.C}, Range{0, s.H}, Range{0, s.W}}};
+}
+Box4 weight_box(const ConvShape& s) {
+  return {{Range{0, s.K}, Range{0, s.C}, Range{0, s.R}, Range{0, s.S}}};
+}
+Box4 output_box(const ConvShape& s) {
+  return {{Range{0, s.N}, Range{0, s.K}, Range{0, s.Ho()}, Range{0, s.Wo()}}};
+}
+
 LayerLayout::LayerLayout(const ConvShape& shape, const GridDims& dims)
     : shape_(shape), dims_(dims), read_(shape) {
   dims_.validate_for(shape_);
@@ -58,6 +68,11 @@ Slice LayerLayout::out_slice(GridCoord g) const { return split_block(out_block(g
 Slice LayerLayout::ker_slice(GridCoord g) const {
   Box4 b = ker_block(g);
   return {b, balanced_block(b.volume(), dims_.nhw_size(), dims_.nhw_index(g))};
+}
+
+bool LayerLayout::input_in_place(GridCoord g) const {
+  return dims_.Pk == 1 && in_needed(g) == in_block(g) && halo_recv(g).empty() &&
+         halo_send(g).empty();
 }
 
 ConvShape LayerLayout::local_shape(GridCoord g) const {

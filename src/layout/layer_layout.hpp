@@ -33,6 +33,12 @@ struct HaloPiece {
   int64_t words; // read pixels in the box (the elements that travel)
 };
 
+// The whole tensors of a layer as boxes from the origin: In/dIn (N,C,H,W), Ker/dKer (K,C,R,S),
+// Out/dOut (N,K,Ho,Wo).
+Box4 input_box(const ConvShape& s);
+Box4 weight_box(const ConvShape& s);
+Box4 output_box(const ConvShape& s);
+
 class LayerLayout {
  public:
   // Throws InputError when the grid does not fit the layer (GridDims::validate_for).
@@ -62,6 +68,10 @@ class LayerLayout {
   Slice in_slice(GridCoord g) const;  // at-rest share of In/dIn held by g
   Slice out_slice(GridCoord g) const; // at-rest share of Out/dOut held by g
   Slice ker_slice(GridCoord g) const; // at-rest share of Ker/dKer held by g
+
+  // True when the rank's needed input is exactly its at-rest In slice (no k-fibre, no halo
+  // either way): the grid algorithm then uses the slice where it lies, without a copy.
+  bool input_in_place(GridCoord g) const;
 
   // The rank's local convolution: input in_needed(g), output out_block(g), weights ker_block(g),
   // with the padding that remains at the image border.

@@ -14,7 +14,7 @@ int64_t grid_memory_bytes(const LayerLayout& L, GridCoord g, const std::vector<P
   int64_t halo_recv = 0, halo_send = 0;
   for (const HaloPiece& p : L.halo_recv(g)) halo_recv += p.words;
   for (const HaloPiece& p : L.halo_send(g)) halo_send += p.words;
-  const bool in_place = d.Pk == 1 && halo_recv == 0 && halo_send == 0 && needed == in_block;
+  const bool in_place = L.input_in_place(g);
   int64_t in_read_total = 0;
   int64_t in_read_own = 0;
   for (int64_t j = 0; j < d.Pk; ++j) {

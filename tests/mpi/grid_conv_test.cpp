@@ -31,10 +31,6 @@ std::vector<float> random_tensor(int64_t n, unsigned seed) {
   return v;
 }
 
-Box4 whole(int64_t a, int64_t b, int64_t c, int64_t d) {
-  return {{Range{0, a}, Range{0, b}, Range{0, c}, Range{0, d}}};
-}
-
 std::vector<float> slice_of(const Slice& s, const Box4& global, const std::vector<float>& t) {
   std::vector<float> out(s.size());
   pack_box(s, nullptr, global, t.data(), out.data());
@@ -84,8 +80,7 @@ struct Reference {
 // pass, otherwise each pass starts afresh and gathers all it reads.
 void check_passes(GridConv& conv, const Reference& ref, bool as_training_step) {
   const ConvShape& s = ref.s;
-  const Box4 in_all = whole(s.N, s.C, s.H, s.W), ker_all = whole(s.K, s.C, s.R, s.S);
-  const Box4 out_all = whole(s.N, s.K, s.Ho(), s.Wo());
+  const Box4 in_all = input_box(s), ker_all = weight_box(s), out_all = output_box(s);
   const LayerLayout& L = conv.layout();
   const GridCoord g = conv.coord();
   std::vector<float> in = slice_of(L.in_slice(g), in_all, ref.in);
