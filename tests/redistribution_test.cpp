@@ -160,3 +160,91 @@ TEST(Redistribution, RejectsMismatchedLayersAndRanks) {
 
 }  // namespace
 }  // namespace convgrid
+
+namespace convgrid {
+namespace {
+
+// Owner of every element of a placement's activation, indexed n * F + feature (F = C*H*W per
+// sample, the flattened view's index), so that a tensor and its flattened view compare.
+std::vector<int64_t> flat_owners(const Placement& p) {
+  const Box4& t = p.tensor();
+  const int64_t F = t.extent(1) * t.extent(2) * t.extent(3);
+  std::vector<int64_t> owner(t.extent(0) * F, -1);
+  for (int64_t r = 0; r < p.dims().size(); ++r) {
+    for_each_run(p.slice(r), [&](int64_t n, int64_t c, int64_t y, int64_t x0, int64_t x1, int64_t) {
+      for (int64_t x = x0; x < x1; ++x) {
+        int64_t& o = owner[n * F + (c * t.extent(2) + y) * t.extent(3) + x];
+        EXPECT_EQ(o, -1) << "element held twice";
+        o = r;
+      }
+    });
+  }
+  for (int64_t o : owner) EXPECT_NE(o, -1) << "element held by no rank";
+  return owner;
+}
+
+void check_placements(const Placement& from, const Placement& to) {
+  const std::vector<int64_t> old_owner = flat_owners(from), new_owner = flat_owners(to);
+  ASSERT_EQ(old_owner.size(), new_owner.size());
+  const int64_t ranks = from.dims().size();
+  std::vector<int64_t> forward(ranks, 0), backward(ranks, 0);
+  for (size_t i = 0; i < old_owner.size(); ++i) {
+    if (old_owner[i] == new_owner[i]) continue;
+    ++forward[new_owner[i]];
+    ++backward[old_owner[i]];
+  }
+  const RedistributionFigures f = redistribution_figures(from, to);
+  EXPECT_EQ(f.forward.max_words, *std::max_element(forward.begin(), forward.end()));
+  EXPECT_EQ(f.backward.max_words, *std::max_element(backward.begin(), backward.end()));
+  int64_t total = 0;
+  for (int64_t w : forward) total += w;
+  EXPECT_DOUBLE_EQ(f.forward.mean_words, static_cast<double>(total) / static_cast<double>(ranks));
+  EXPECT_DOUBLE_EQ(f.backward.mean_words, static_cast<double>(total) / static_cast<double>(ranks));
+}
+
+// Pooled outputs (3x3 pad 1 on 9x8, pooled to 4x4), a flatten into a fully connected layer
+// (after pooling 3x3 to 2x2), and a residual shortcut (Out to Out): both directions against
+// per-element owners, on every pair of grids.
+TEST(Redistribution, PooledFlattenedAndResidualMovesMatchBruteForce) {
+  const ConvShape conv_a = ConvShape::parse("N=3,C=2,H=9,W=8,K=4,R=3,S=3,pad=1");
+  const ConvShape conv_b = ConvShape::parse("N=3,C=4,H=4,W=4,K=3,R=3,S=3,pad=1");
+  const ConvShape small = ConvShape::parse("N=2,C=2,H=5,W=5,K=3,R=3,S=3");
+  const ConvShape fc = ConvShape::parse("N=2,C=12,H=1,W=1,K=5,R=1,S=1");
+  const ConvShape same_out = ConvShape::parse("N=3,C=3,H=9,W=8,K=4,R=1,S=1");
+  int64_t checked = 0;
+  for (int64_t ranks : {1, 2, 3, 4, 6}) {
+    for (const GridDims& da : all_grids(ranks)) {
+      for (const GridDims& db : all_grids(ranks)) {
+        SCOPED_TRACE(::testing::Message() << da.to_string() << " -> " << db.to_string());
+        if (da.fits(conv_a) && db.fits(conv_b)) {
+          check_placements(Placement::pooled_output_of(LayerLayout(conv_a, da), 4, 4),
+                           Placement::input_of(LayerLayout(conv_b, db)));
+          ++checked;
+        }
+        if (da.fits(small) && db.fits(fc)) {
+          check_placements(Placement::pooled_output_of(LayerLayout(small, da), 2, 2),
+                           Placement::input_of(LayerLayout(fc, db)));
+          ++checked;
+        }
+        if (da.fits(conv_a) && db.fits(same_out)) {
+          check_placements(Placement::output_of(LayerLayout(conv_a, da)),
+                           Placement::output_of(LayerLayout(same_out, db)));
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 300);
+}
+
+TEST(Redistribution, RejectsPoolingBeyondTheOutput) {
+  const LayerLayout a(ConvShape::parse("N=3,C=2,H=9,W=8,K=4,R=3,S=3,pad=1"), GridDims{});
+  EXPECT_TRUE(throws_input_error([&] { Placement::pooled_output_of(a, 10, 4); }, {"10x4", "9x8"}));
+  const LayerLayout fc(ConvShape::parse("N=3,C=13,H=1,W=1,K=5,R=1,S=1"), GridDims{});
+  EXPECT_TRUE(throws_input_error(
+      [&] { redistribution_figures(Placement::pooled_output_of(a, 3, 4), Placement::input_of(fc)); },
+      {"C=13", "C=4,H=3,W=4"}));
+}
+
+}  // namespace
+}  // namespace convgrid

@@ -1,56 +1,205 @@
-// Exact words of the all-to-all between two consecutive layers' distributions (see
-// redistribution.hpp).
+// Exact words of the all-to-all between two distributions of one activation (see
+// redistribution.hpp). A slice is a flat range of a box, which is at most 7 sub-boxes; two
+// slices' common elements are the sum of their sub-boxes' intersections.
 #include "model/redistribution.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "convgrid/error.hpp"
 
 namespace convgrid {
 namespace {
 
-// Elements of `s` that also lie in `t` (two slices of the same tensor, global coordinates).
-// Within one run of `s` (fixed a, b, y), the part inside t's box is one x-range whose indices in
-// t's flattening are contiguous, so it meets t's flat range in one range too.
-int64_t overlap(const Slice& s, const Slice& t) {
-  const Box4& tb = t.box;
-  int64_t common = 0;
-  for_each_run(s, [&](int64_t a, int64_t b, int64_t y, int64_t x0, int64_t x1, int64_t) {
-    if (!tb.r[0].contains(a) || !tb.r[1].contains(b) || !tb.r[2].contains(y)) return;
-    const Range xs = Range{x0, x1}.intersect(tb.r[3]);
-    if (xs.empty()) return;
-    const int64_t first = tb.offset(a, b, y, xs.begin);
-    common += Range{first, first + xs.size()}.intersect(t.flat).size();
-  });
-  return common;
+// Up to 7 boxes for a slice; more only in the flattened view.
+using Boxes = std::vector<Box4>;
+
+// Appends the sub-boxes of `box` whose elements have flat index (in the row-major flattening of
+// dimensions d..3; dimensions before d have extent 1) in [lo, hi): at each dimension a partial
+// head, whole middle slabs and a partial tail.
+void add_flat_boxes(Box4 box, int d, int64_t lo, int64_t hi, Boxes& out) {
+  if (lo >= hi) return;
+  int64_t inner = 1;
+  for (int i = d + 1; i < 4; ++i) inner *= box.extent(i);
+  const int64_t base = box.r[d].begin;
+  if (inner == 0) return;
+  if (lo == 0 && hi == box.extent(d) * inner) {
+    out.push_back(box);
+    return;
+  }
+  const auto at = [&](int64_t from, int64_t to) {
+    Box4 sub = box;
+    sub.r[d] = {base + from, base + to};
+    return sub;
+  };
+  const int64_t first = lo / inner, last = (hi - 1) / inner;
+  if (first == last) {
+    add_flat_boxes(at(first, first + 1), d + 1, lo - first * inner, hi - first * inner, out);
+    return;
+  }
+  int64_t full_begin = first, full_end = last + 1;
+  if (lo % inner != 0) {
+    add_flat_boxes(at(first, first + 1), d + 1, lo % inner, inner, out);
+    full_begin = first + 1;
+  }
+  if (hi % inner != 0) {
+    add_flat_boxes(at(last, last + 1), d + 1, 0, hi - last * inner, out);
+    full_end = last;
+  }
+  if (full_begin < full_end) out.push_back(at(full_begin, full_end));
 }
 
-int64_t words_of(const LayerLayout& from, const LayerLayout& to, int64_t rank) {
-  const Slice held = from.out_slice(from.dims().coord_of(rank));
-  const Slice wanted = to.in_slice(to.dims().coord_of(rank));
-  return wanted.size() - overlap(wanted, held);
+bool whole(const Slice& s) { return s.flat.begin == 0 && s.flat.end == s.box.volume(); }
+
+Boxes boxes_of(const Slice& s) {
+  Boxes out;
+  if (whole(s)) {
+    out.push_back(s.box);
+  } else {
+    add_flat_boxes(s.box, 0, s.flat.begin, s.flat.end, out);
+  }
+  return out;
 }
 
-bool data_parallel(const GridDims& d) { return d.Pk == 1 && d.Pc == 1 && d.Ph == 1 && d.Pw == 1; }
+// The same elements in the flattened view of a C x H x W tensor (n, c*H*W + y*W + x, 0, 0):
+// one box per whole block of channels, per channel when rows are partial, per row otherwise.
+Boxes flattened(const Boxes& boxes, const Box4& tensor) {
+  const int64_t H = tensor.extent(2), W = tensor.extent(3);
+  Boxes out;
+  const auto add = [&](Range n, int64_t first, int64_t count) {
+    out.push_back({{n, Range{first, first + count}, Range{0, 1}, Range{0, 1}}});
+  };
+  for (const Box4& b : boxes) {
+    const Range n = b.r[0], c = b.r[1], y = b.r[2], x = b.r[3];
+    if (b.empty()) continue;
+    if (y.size() == H && x.size() == W) {
+      add(n, c.begin * H * W, c.size() * H * W);
+    } else if (x.size() == W) {
+      for (int64_t ch = c.begin; ch < c.end; ++ch) add(n, (ch * H + y.begin) * W, y.size() * W);
+    } else {
+      for (int64_t ch = c.begin; ch < c.end; ++ch) {
+        for (int64_t row = y.begin; row < y.end; ++row) add(n, (ch * H + row) * W + x.begin, x.size());
+      }
+    }
+  }
+  return out;
+}
+
+// The coordinate of the next rank in row-major order (w fastest).
+void advance(GridCoord& g, const GridDims& d) {
+  if (++g.w < d.Pw) return;
+  g.w = 0;
+  if (++g.h < d.Ph) return;
+  g.h = 0;
+  if (++g.c < d.Pc) return;
+  g.c = 0;
+  if (++g.k < d.Pk) return;
+  g.k = 0;
+  ++g.n;
+}
+
+bool same_extents(const Box4& a, const Box4& b) {
+  for (int d = 0; d < 4; ++d) {
+    if (a.extent(d) != b.extent(d)) return false;
+  }
+  return true;
+}
+
+// Whether `flat` is the flattened view of `tensor`.
+bool is_flattened_view(const Box4& flat, const Box4& tensor) {
+  return flat.extent(0) == tensor.extent(0) && flat.extent(2) == 1 && flat.extent(3) == 1 &&
+         flat.extent(1) == tensor.extent(1) * tensor.extent(2) * tensor.extent(3);
+}
+
+int64_t common(const Boxes& a, const Boxes& b) {
+  int64_t n = 0;
+  for (const Box4& x : a) {
+    for (const Box4& y : b) n += x.intersect(y).volume();
+  }
+  return n;
+}
 
 }  // namespace
 
-void validate_redistribution(const LayerLayout& from, const LayerLayout& to) {
-  const ConvShape& a = from.shape();
-  const ConvShape& b = to.shape();
-  const auto require = [](bool ok, const char* key, int64_t got, int64_t want) {
-    if (!ok) {
-      throw InputError(fmt::format(
-          "redistribution: next layer's {}={} does not match the previous layer's output ({})", key,
-          got, want));
+Placement::Placement(const LayerLayout& layout, Side side, Box4 tensor)
+    : dims_(layout.dims()), side_(side), tensor_(tensor) {
+  const GridDims& d = dims_;
+  for (int64_t i = 0; i < d.Pn; ++i) n_.push_back(layout.n_block(i));
+  for (int64_t i = 0; i < (side == Side::in ? d.Pc : d.Pk); ++i) {
+    channel_.push_back(side == Side::in ? layout.c_block(i) : layout.k_block(i));
+  }
+  parts_ = side == Side::in ? d.Pk : d.Pc;
+  const bool whole_channels = std::all_of(channel_.begin(), channel_.end(),
+                                          [&](Range c) { return c.size() >= parts_; });
+  if (whole_channels && channel_.size() * parts_ <= (size_t{1} << 20)) {
+    for (Range c : channel_) {
+      for (int64_t j = 0; j < parts_; ++j) split_.push_back(balanced_block(c.size(), parts_, j).shifted(c.begin));
     }
+  }
+  for (int64_t i = 0; i < d.Ph; ++i) {
+    row_.push_back(side == Side::in    ? layout.rows_owned(i)
+                   : side == Side::out ? layout.h_block(i)
+                                       : balanced_block(tensor.extent(2), d.Ph, i));
+  }
+  for (int64_t i = 0; i < d.Pw; ++i) {
+    col_.push_back(side == Side::in    ? layout.cols_owned(i)
+                   : side == Side::out ? layout.w_block(i)
+                                       : balanced_block(tensor.extent(3), d.Pw, i));
+  }
+}
+
+Placement Placement::output_of(const LayerLayout& layout) {
+  return Placement(layout, Side::out, output_box(layout.shape()));
+}
+
+Placement Placement::pooled_output_of(const LayerLayout& layout, int64_t H, int64_t W) {
+  const ConvShape& s = layout.shape();
+  if (H < 1 || H > s.Ho() || W < 1 || W > s.Wo()) {
+    throw InputError(fmt::format("pooled extents {}x{} are outside the layer's output {}x{}", H, W,
+                                 s.Ho(), s.Wo()));
+  }
+  if (H == s.Ho() && W == s.Wo()) return output_of(layout);
+  return Placement(layout, Side::pooled_out, Box4{{Range{0, s.N}, Range{0, s.K}, Range{0, H}, Range{0, W}}});
+}
+
+Placement Placement::input_of(const LayerLayout& layout) {
+  return Placement(layout, Side::in, input_box(layout.shape()));
+}
+
+// LayerLayout::out_slice (Out and pooled Out: split over the c-fibre) and in_slice (split over
+// the k-fibre), from the tables.
+Slice Placement::slice_at(GridCoord g) const {
+  const bool in = side_ == Side::in;
+  const int64_t channel = in ? g.c : g.k, part = in ? g.k : g.c;
+  if (!split_.empty()) {
+    return Slice::whole(Box4{{n_[g.n], split_[channel * parts_ + part], row_[g.h], col_[g.w]}});
+  }
+  return split_block(Box4{{n_[g.n], channel_[channel], row_[g.h], col_[g.w]}}, parts_, part);
+}
+
+int64_t slice_overlap(const Slice& s, const Box4& s_tensor, const Slice& t, const Box4& t_tensor) {
+  if (s.empty() || t.empty()) return 0;
+  const bool same = same_extents(s_tensor, t_tensor);
+  if (same && whole(s) && whole(t)) return s.box.intersect(t.box).volume();
+  const Boxes a = boxes_of(s), b = boxes_of(t);
+  if (same) return common(a, b);
+  if (is_flattened_view(t_tensor, s_tensor)) return common(flattened(a, s_tensor), b);
+  if (is_flattened_view(s_tensor, t_tensor)) return common(a, flattened(b, t_tensor));
+  throw Error("slice_overlap: the two tensors are not views of one activation");
+}
+
+void validate_redistribution(const Placement& from, const Placement& to) {
+  const Box4& a = from.tensor();
+  const Box4& b = to.tensor();
+  const auto dims = [](const Box4& t) {
+    return fmt::format("N={},C={},H={},W={}", t.extent(0), t.extent(1), t.extent(2), t.extent(3));
   };
-  require(b.N == a.N, "N", b.N, a.N);
-  require(b.C == a.K, "C", b.C, a.K);
-  require(b.H == a.Ho(), "H", b.H, a.Ho());
-  require(b.W == a.Wo(), "W", b.W, a.Wo());
+  if (!same_extents(a, b) && !is_flattened_view(b, a) && !is_flattened_view(a, b)) {
+    throw InputError(fmt::format("redistribution: the next layer's input {} does not match the "
+                                 "previous layer's output {}", dims(b), dims(a)));
+  }
   if (to.dims().size() != from.dims().size()) {
     throw InputError(fmt::format("redistribution: grid {} has {} ranks, grid {} has {}",
                                  from.dims().to_string(), from.dims().size(), to.dims().to_string(),
@@ -58,30 +207,46 @@ void validate_redistribution(const LayerLayout& from, const LayerLayout& to) {
   }
 }
 
+void validate_redistribution(const LayerLayout& from, const LayerLayout& to) {
+  validate_redistribution(Placement::output_of(from), Placement::input_of(to));
+}
+
 int64_t redistribution_words(const LayerLayout& from, const LayerLayout& to, int64_t rank) {
-  validate_redistribution(from, to);
+  const Placement a = Placement::output_of(from), b = Placement::input_of(to);
+  validate_redistribution(a, b);
   if (rank < 0 || rank >= from.dims().size()) {
     throw InputError(
         fmt::format("redistribution: rank={} is outside [0, {})", rank, from.dims().size()));
   }
-  return words_of(from, to, rank);
+  const Slice held = a.slice(rank), wanted = b.slice(rank);
+  return wanted.size() - slice_overlap(held, a.tensor(), wanted, b.tensor());
 }
 
 int64_t redistribution_messages(const LayerLayout& from) { return from.dims().size() > 1 ? 1 : 0; }
 
-RedistributionStats redistribution_stats(const LayerLayout& from, const LayerLayout& to) {
+RedistributionFigures redistribution_figures(const Placement& from, const Placement& to) {
   validate_redistribution(from, to);
-  if (from.dims() == to.dims() && data_parallel(from.dims())) return {};
   const int64_t ranks = from.dims().size();
-  RedistributionStats stats;
-  int64_t total = 0;
-  for (int64_t r = 0; r < ranks; ++r) {
-    const int64_t w = words_of(from, to, r);
-    stats.max_words = std::max(stats.max_words, w);
-    total += w;
+  RedistributionFigures f;
+  int64_t total_forward = 0, total_backward = 0;
+  // Rank r's coordinates in both grids, advanced like odometers (w fastest) instead of divided.
+  GridCoord a{}, b{};
+  for (int64_t r = 0; r < ranks; ++r, advance(a, from.dims()), advance(b, to.dims())) {
+    const Slice old_slice = from.slice_at(a), new_slice = to.slice_at(b);
+    const int64_t both = slice_overlap(old_slice, from.tensor(), new_slice, to.tensor());
+    const int64_t forward = new_slice.size() - both, backward = old_slice.size() - both;
+    f.forward.max_words = std::max(f.forward.max_words, forward);
+    f.backward.max_words = std::max(f.backward.max_words, backward);
+    total_forward += forward;
+    total_backward += backward;
   }
-  stats.mean_words = static_cast<double>(total) / static_cast<double>(ranks);
-  return stats;
+  f.forward.mean_words = static_cast<double>(total_forward) / static_cast<double>(ranks);
+  f.backward.mean_words = static_cast<double>(total_backward) / static_cast<double>(ranks);
+  return f;
+}
+
+RedistributionStats redistribution_stats(const LayerLayout& from, const LayerLayout& to) {
+  return redistribution_figures(Placement::output_of(from), Placement::input_of(to)).forward;
 }
 
 }  // namespace convgrid

@@ -1,7 +1,9 @@
-// Words each rank receives when an activation moves from one layer's grid to the next one's
-// (SPEC section 8): layer A writes its output Out at rest in LayerLayout(A).out_slice, layer B
-// reads the same tensor as its input In at rest in LayerLayout(B).in_slice, and one all-to-all
-// over all P ranks moves every element from its old owner to its new one. Pure; no MPI.
+// Words each rank receives when an activation moves from one distribution to another (SPEC
+// section 8): layer A writes its output Out at rest in LayerLayout(A).out_slice (or, when a
+// pooling layer follows A, the pooled tensor in the same grid's blocks), layer B reads the same
+// tensor as its input In at rest in LayerLayout(B).in_slice, and one all-to-all over all P ranks
+// moves every element from its old owner to its new one. A residual add moves the shortcut into
+// the distribution of the main path's Out the same way. Pure; no MPI.
 //
 // Counting rules (those the communication layer applies to all_to_all_v, comm/collectives.hpp):
 //   words(r)    = |new slice of r| - |new slice of r ∩ old slice of r|: the elements rank r
@@ -11,22 +13,65 @@
 //   messages(r) = 1 when P > 1, else 0: the all-to-all is one collective over all P ranks, and
 //                 a collective over q > 1 ranks counts one message on every member whatever it
 //                 receives (comm/traffic.hpp).
-// Rank numbers, not grid coordinates, identify a rank across the two layers: rank r sits at
-// from.dims().coord_of(r) in A's grid and at to.dims().coord_of(r) in B's.
+// The backward pass moves the gradient the other way: rank r receives |old slice of r| minus the
+// same intersection. Rank numbers, not grid coordinates, identify a rank across the two
+// distributions: rank r sits at from.dims().coord_of(r) in A's grid and at to.dims().coord_of(r)
+// in B's. A flatten between the two is a change of view only: element (n, c, y, x) of the C x H x W
+// activation is feature c*H*W + y*W + x of the flattened one, and slices are compared in that view.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "layout/layer_layout.hpp"
 
 namespace convgrid {
 
-// Throws InputError unless B can read A's output as its input (to.N == from.N, to.C == from.K,
-// to.H == from.Ho(), to.W == from.Wo()) on the same number of ranks.
+// Where an activation lies at rest: one Slice per rank of a grid.
+class Placement {
+ public:
+  // Out (or dOut) of a layer's grid.
+  static Placement output_of(const LayerLayout& layout);
+  // Out of a layer's grid after pooling to H x W: the same grid's output blocks over the pooled
+  // extents (balanced rows over Ph and columns over Pw; some blocks are empty when Ph > H), split
+  // over the c-fibre like Out. Throws InputError unless H and W are in [1, Ho] and [1, Wo].
+  static Placement pooled_output_of(const LayerLayout& layout, int64_t H, int64_t W);
+  // In (or dIn) of a layer's grid.
+  static Placement input_of(const LayerLayout& layout);
+
+  const GridDims& dims() const { return dims_; }
+  // The whole tensor: N x C x H x W.
+  const Box4& tensor() const { return tensor_; }
+  Slice slice(int64_t rank) const { return slice_at(dims_.coord_of(rank)); }
+  Slice slice_at(GridCoord g) const;
+
+ private:
+  enum class Side { out, pooled_out, in };
+  Placement(const LayerLayout& layout, Side side, Box4 tensor);
+
+  GridDims dims_;
+  Side side_;
+  Box4 tensor_;
+  // The block's range along each tensor dimension for each coordinate of the grid dimension
+  // that splits it (n: pn; channels: pk for Out, pc for In; rows: ph; columns: pw), tabulated.
+  std::vector<Range> n_, channel_, row_, col_;
+  // The channels of split j of channel block i, at [i * parts + j], when every channel block
+  // has at least `parts` channels (whole-channel splits; else the split is computed per rank).
+  int64_t parts_ = 1;
+  std::vector<Range> split_;
+};
+
+// Throws InputError unless `to` holds the same activation as `from` (the same N and either the
+// same C x H x W or a flattened view of it: C*H*W features on 1 x 1) on the same number of ranks.
+void validate_redistribution(const Placement& from, const Placement& to);
 void validate_redistribution(const LayerLayout& from, const LayerLayout& to);
 
-// Words rank `rank` receives (validates as above; InputError for a rank outside [0, P)).
-// Cost: O(rows of the rank's new slice).
+// Elements of `s` that also lie in `t`, where each is a Slice of the same activation in its own
+// view (see above: `t` may be the flattened view of `s`'s tensor, or the other way round).
+int64_t slice_overlap(const Slice& s, const Box4& s_tensor, const Slice& t, const Box4& t_tensor);
+
+// Words rank `rank` receives in the forward redistribution from A's Out to B's In (validates as
+// above; InputError for a rank outside [0, P)). Cost: O(1) boxes per slice.
 int64_t redistribution_words(const LayerLayout& from, const LayerLayout& to, int64_t rank);
 
 // Messages every rank counts for the redistribution's all-to-all: 1 when P > 1, else 0.
@@ -37,9 +82,15 @@ struct RedistributionStats {
   double mean_words = 0;
 };
 
-// Largest and mean words over all ranks, exact. Cost: O(P * rows per new slice), every rank
-// visited, except when both grids are the same data-parallel grid (only Pn > 1): then rank r's
-// Out slice of A and In slice of B are both the whole sample block n_block(pn), and no word moves.
+struct RedistributionFigures {
+  RedistributionStats forward;   // the activation, from -> to
+  RedistributionStats backward;  // its gradient, to -> from
+};
+
+// Largest and mean words over all ranks, exact, both directions. Every rank is visited with a
+// constant number of box intersections each (a flat slice is at most 7 boxes), except when both
+// placements give every rank the same slice (then nothing moves).
+RedistributionFigures redistribution_figures(const Placement& from, const Placement& to);
 RedistributionStats redistribution_stats(const LayerLayout& from, const LayerLayout& to);
 
 }  // namespace convgrid
