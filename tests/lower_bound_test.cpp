@@ -138,3 +138,49 @@ TEST(LowerBound, BadArgumentsAreInputErrors) {
 
 }  // namespace
 }  // namespace convgrid
+
+namespace convgrid {
+namespace {
+
+// The step bound on a 1x1 layer, N=C=K=H=W=8, at P = 64: G = 8^5, V = 512, rho = 1,
+// X^(1/3) = (512^2)^(1/3) = 64, |In_used| = |Out| = 4096, |Ker| = 64 (sum 8256):
+//   forward alone:           3 * 64 - 8256/64                        = 63
+//   + backward-data (raw):   3 * 2^(2/3) * 64 - (8256 + 8192)/64     = 47.76 < 63: share 0
+//   + backward-weights:      9 * 2^(-2/3) * 64 - 2 * 8256/64         = 104.86: share 41.86
+TEST(LowerBound, TrainingStepShares) {
+  const ConvShape s = ConvShape::parse("N=8,C=8,H=8,W=8,K=8,R=1,S=1");
+  const std::vector<Pass> step{Pass::forward, Pass::backward_data, Pass::backward_weights};
+  EXPECT_NEAR(words_lower_bound(s, 64), 63, 1e-9);
+  EXPECT_NEAR(words_lower_bound_in_step(s, 64, step, 0), 63, 1e-9);
+  EXPECT_NEAR(words_lower_bound_in_step(s, 64, step, 1), 0, 1e-9);
+  const double three = 9 / std::cbrt(4.0) * 64 - 2 * 8256.0 / 64;
+  EXPECT_NEAR(words_lower_bound_in_step(s, 64, step, 2), three - 63, 1e-9);
+  // Two passes sharing an operand (backward-data then backward-weights share dOut).
+  const std::vector<Pass> backward{Pass::backward_data, Pass::backward_weights};
+  EXPECT_NEAR(words_lower_bound_in_step(s, 64, backward, 0), 63, 1e-9);
+  EXPECT_NEAR(words_lower_bound_in_step(s, 64, backward, 1), 0, 1e-9);
+  // A pass alone is the plain bound, whatever it is; one rank needs nothing.
+  for (Pass p : step) EXPECT_DOUBLE_EQ(words_lower_bound_in_step(s, 64, {p}, 0), 63);
+  EXPECT_EQ(words_lower_bound_in_step(s, 1, step, 2), 0);
+}
+
+// On a large layer: the step's bound lies between the largest pass bound and the sum of the
+// per-pass bounds, and every share is non-negative.
+TEST(LowerBound, StepBoundIsBetweenOnePassAndThreePasses) {
+  const ConvShape s = ConvShape::parse("N=256,C=512,H=7,W=7,K=512,R=3,S=3,pad=1");
+  const std::vector<Pass> step{Pass::forward, Pass::backward_data, Pass::backward_weights};
+  for (int64_t P : {8, 64, 512, 4096}) {
+    double total = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      const double share = words_lower_bound_in_step(s, P, step, i);
+      EXPECT_GE(share, 0);
+      total += share;
+    }
+    const double plain = words_lower_bound(s, P);
+    EXPECT_GT(total, plain) << P;
+    EXPECT_LT(total, 3 * plain) << P;
+  }
+}
+
+}  // namespace
+}  // namespace convgrid

@@ -96,6 +96,35 @@ double words_lower_bound(const ConvShape& shape, int64_t P) {
   return std::max(0.0, 3.0 * std::cbrt(V * V / static_cast<double>(t.rho())) - held);
 }
 
+double words_lower_bound_in_step(const ConvShape& shape, int64_t P, const std::vector<Pass>& passes,
+                                 size_t index) {
+  require_ranks(P);
+  if (index >= passes.size()) throw Error("words_lower_bound_in_step: index past the passes");
+  const BoundTerms t = bound_terms(shape);
+  const double p = static_cast<double>(P);
+  const double V = static_cast<double>(t.macs) / p;
+  const double x3 = std::cbrt(V * V / static_cast<double>(t.rho()));
+  const double at_rest = static_cast<double>(t.in_used + t.ker + t.out) / p;
+  // Footprint coefficient and tensors at rest (in units of In_used + Ker + Out, each pass bringing
+  // its result and the first pass all three) by the number of distinct passes.
+  const auto raw = [&](size_t distinct) {
+    switch (distinct) {
+      case 1: return 3.0 * x3 - at_rest;
+      case 2: return 3.0 * std::cbrt(4.0) * x3 - (at_rest + static_cast<double>(t.in_used + t.out) / p);
+      default: return 9.0 / std::cbrt(4.0) * x3 - 2.0 * at_rest;
+    }
+  };
+  if (P == 1) return 0;
+  double before = 0, bound = 0;
+  std::vector<Pass> seen;
+  for (size_t i = 0; i <= index; ++i) {
+    if (std::find(seen.begin(), seen.end(), passes[i]) == seen.end()) seen.push_back(passes[i]);
+    before = bound;
+    bound = std::max({bound, raw(seen.size()), 0.0});
+  }
+  return bound - before;
+}
+
 double words_lower_bound_memory(const ConvShape& shape, int64_t P, double memory_words) {
   require_ranks(P);
   if (!(memory_words > 0)) {

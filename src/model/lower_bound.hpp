@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "convgrid/conv_shape.hpp"
+#include "convgrid/local_conv.hpp"
 
 namespace convgrid {
 
@@ -32,6 +34,25 @@ BoundTerms bound_terms(const ConvShape& shape);
 //   max(0, 3 * (V^2/rho)^(1/3) - (|In_used| + |Ker| + |Out|) / P),  V = G/P.
 // 0 for P = 1. Throws InputError when P < 1.
 double words_lower_bound(const ConvShape& shape, int64_t P);
+
+// The share of pass `passes[index]` in the bound of a step that runs passes[0..] in order (a
+// training step: forward, backward-data, backward-weights). The per-pass bound assumes a rank
+// starts the pass holding 1/P of each tensor, which an algorithm that keeps the operands an
+// earlier pass gathered (In, Ker, dOut: each read by two of the three passes) breaks, so the
+// sum of per-pass bounds does not bound a step. The step's bound instead: with X = V^2/rho,
+// each pass's three footprints have product >= X, an operand two passes read is one footprint
+// received once (its larger one), and minimising the sum of the distinct footprints gives
+//   1 pass : 3 X^(1/3)                        (the bound above)
+//   2 passes (one shared operand, a = the shared one):  a s^2 >= X twice over four others s:
+//            min a + 4s = 3 * 2^(2/3) X^(1/3)  at a = 2^(2/3) X^(1/3)
+//   3 passes (each operand shared by two): a^2 b^2 c^2 o d e >= X^3, by AM-GM on
+//            a/2, a/2, b/2, b/2, c/2, c/2, o, d, e:  min = 9 * 2^(-2/3) X^(1/3)
+// minus every distinct tensor's 1/P held at rest (In_used, Ker, Out and their gradients), at
+// least 0. B(i), the bound of passes[0..i], is the largest of these over the prefixes (a step
+// never needs fewer words than its beginning), and pass i's share is B(i) - B(i-1): the shares
+// add up to the step's bound, and the first pass's share is its own bound.
+double words_lower_bound_in_step(const ConvShape& shape, int64_t P, const std::vector<Pass>& passes,
+                                 size_t index);
 
 // Memory-dependent bound for ranks of `memory_words` words each (float32 words, not bytes):
 //   max(0, M * V / (sqrt(rho) * (2M/3)^(3/2)) - M).
