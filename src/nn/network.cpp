@@ -169,20 +169,34 @@ std::vector<ComputeLayer> Network::compute_layers() const {
   std::vector<ComputeLayer> out;
   for (size_t i = 0; i < layers_.size(); ++i) {
     if (!is_compute(layers_[i].kind)) continue;
-    ComputeLayer c;
-    c.layer = i;
-    for (auto p = producer(i); p; p = producer(*p)) {
-      const LayerKind kind = layers_[*p].kind;
-      if (is_compute(kind)) {
-        c.source = p;
-        break;
-      }
-      c.through_pool_or_flatten |=
-          kind == LayerKind::max_pool || kind == LayerKind::avg_pool || kind == LayerKind::flatten;
-    }
-    out.push_back(c);
+    const ActivationSource from = input_source(i);
+    out.push_back({i, from.layer, from.through_pool_or_flatten});
   }
   return out;
+}
+
+ActivationSource Network::trace(std::optional<size_t> from) const {
+  ActivationSource s;
+  s.pooled = from ? layers_[*from].out : input_;
+  for (auto p = from; p; p = producer(*p)) {
+    const Layer& layer = layers_[*p];
+    if (is_compute(layer.kind)) {
+      s.layer = p;
+      break;
+    }
+    if (layer.kind == LayerKind::flatten) s.pooled = layer.in;
+    s.through_pool_or_flatten |= layer.kind == LayerKind::max_pool ||
+                                 layer.kind == LayerKind::avg_pool || layer.kind == LayerKind::flatten;
+  }
+  return s;
+}
+
+ActivationSource Network::input_source(size_t index) const { return trace(producer(index)); }
+
+ActivationSource Network::residual_source(size_t index) const {
+  const Layer& layer = layers_.at(index);
+  if (layer.residual.empty()) throw Error(fmt::format("layer '{}' has no residual", layer.name));
+  return trace(find(layer.residual));
 }
 
 ConvShape conv_shape(const Layer& layer, int64_t batch) {

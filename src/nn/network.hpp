@@ -87,6 +87,18 @@ struct ComputeLayer {
   bool operator==(const ComputeLayer&) const = default;
 };
 
+// Where an activation a layer reads comes from.
+struct ActivationSource {
+  // The compute layer whose output reaches it through relu, pooling and flatten layers; none
+  // when that is the network's input.
+  std::optional<size_t> layer;
+  bool through_pool_or_flatten = false;
+  // The activation as it leaves the last pooling layer on the way: before any flatten.
+  Activation pooled;
+
+  bool operator==(const ActivationSource&) const = default;
+};
+
 class Network {
  public:
   // Throws InputError when an input extent is not in [1, 2^40].
@@ -105,12 +117,18 @@ class Network {
   std::optional<size_t> find(std::string_view name) const;
   // The conv and fully connected layers, in order.
   std::vector<ComputeLayer> compute_layers() const;
+  // Where the input of layers()[index] comes from, and where its residual (shortcut) comes from
+  // (Error when it has none).
+  ActivationSource input_source(size_t index) const;
+  ActivationSource residual_source(size_t index) const;
 
   bool operator==(const Network&) const = default;
 
  private:
   // The index of the layer a layer at `index` reads (none: the network input).
   std::optional<size_t> producer(size_t index) const;
+  // Walks back from layer `from` (none: the network input) to a compute layer.
+  ActivationSource trace(std::optional<size_t> from) const;
 
   std::string name_;
   Activation input_;

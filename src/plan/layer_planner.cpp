@@ -54,11 +54,11 @@ double LayerPlan::time_s() const {
 LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
   const LayerLayout L(shape, grid);
   LayerPlan plan{shape, grid, {}, 0};
-  const double bound = words_lower_bound(shape, grid.size());
   const double flops = local_flops(L, GridCoord{});  // rank 0 has the largest block
   Held held;
-  for (Pass p : o.passes) {
-    PassFigures f{p, pass_volume_stats(L, p, held), bound, 0};
+  for (size_t i = 0; i < o.passes.size(); ++i) {
+    const Pass p = o.passes[i];
+    PassFigures f{p, pass_volume_stats(L, p, held), words_lower_bound_in_step(shape, grid.size(), o.passes, i), 0};
     held = held_after(p, held);
     PassVolume busiest;
     busiest.all_gather = f.volume.max_words;
@@ -72,7 +72,8 @@ LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const Plan
   return plan;
 }
 
-LayerPlan plan_layer(const ConvShape& shape, const PlanOptions& o) {
+std::vector<LayerPlan> best_layer_plans(const ConvShape& shape, const PlanOptions& o, size_t count,
+                                        const GridFilter& allowed) {
   if (o.procs < 1) throw InputError(fmt::format("--procs {} must be at least 1", o.procs));
   struct Candidate {
     double estimate;
@@ -85,32 +86,37 @@ LayerPlan plan_layer(const ConvShape& shape, const PlanOptions& o) {
   std::vector<GridDims> grids = all_grids(o.procs);
   std::reverse(grids.begin(), grids.end());
   for (size_t i = 0; i < grids.size(); ++i) {
-    if (grids[i].fits(shape)) candidates.push_back({mean_objective(shape, grids[i], o), i, grids[i]});
+    if (grids[i].fits(shape) && (!allowed || allowed(grids[i]))) {
+      candidates.push_back({mean_objective(shape, grids[i], o), i, grids[i]});
+    }
   }
   if (candidates.empty()) {
-    throw InputError(fmt::format("no grid of {} ranks fits the layer {} (Pn,Pk,Pc,Ph,Pw may not "
-                                 "exceed N,K,C,Ho,Wo)", o.procs, shape.to_string()));
+    throw InputError(fmt::format("no grid of {} ranks{} fits the layer {} (Pn,Pk,Pc,Ph,Pw may not "
+                                 "exceed N,K,C,Ho,Wo)", o.procs, allowed ? " of the family" : "",
+                                 shape.to_string()));
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return a.estimate != b.estimate ? a.estimate < b.estimate : a.order < b.order;
   });
-  std::optional<LayerPlan> best;
-  size_t best_order = 0;
+  // The kept plans, best first (objective, then grid order).
+  std::vector<std::pair<LayerPlan, size_t>> kept;
+  const auto worse = [&](const std::pair<LayerPlan, size_t>& a, const std::pair<LayerPlan, size_t>& b) {
+    const double va = a.first.objective(o.objective), vb = b.first.objective(o.objective);
+    return va != vb ? va < vb : a.second < b.second;
+  };
   int64_t smallest_memory = std::numeric_limits<int64_t>::max();
   for (const Candidate& c : candidates) {
-    // The estimate never exceeds the objective: stop once it passes the best (ties are kept,
-    // to be broken by grid order).
-    if (best && c.estimate > best->objective(o.objective) * (1 + 1e-12)) break;
+    // The estimate never exceeds the objective: stop once it passes the last kept plan (ties are
+    // kept, to be broken by grid order).
+    if (kept.size() == count && c.estimate > kept.back().first.objective(o.objective) * (1 + 1e-12)) break;
     LayerPlan plan = evaluate_grid(shape, c.grid, o);
     smallest_memory = std::min(smallest_memory, plan.memory_bytes);
     if (o.mem_per_rank_bytes && plan.memory_bytes > *o.mem_per_rank_bytes) continue;
-    const double v = plan.objective(o.objective);
-    if (!best || v < best->objective(o.objective) || (v == best->objective(o.objective) && c.order < best_order)) {
-      best = plan;
-      best_order = c.order;
-    }
+    std::pair<LayerPlan, size_t> entry{std::move(plan), c.order};
+    kept.insert(std::upper_bound(kept.begin(), kept.end(), entry, worse), std::move(entry));
+    if (kept.size() > count) kept.pop_back();
   }
-  if (!best) {
+  if (kept.empty()) {
     // Nothing under the limit among the visited grids: the smallest need is over all of them.
     for (const Candidate& c : candidates) {
       smallest_memory = std::min(smallest_memory, evaluate_grid(shape, c.grid, o).memory_bytes);
@@ -120,7 +126,13 @@ LayerPlan plan_layer(const ConvShape& shape, const PlanOptions& o) {
                                  o.procs, shape.to_string(), format_bytes(*o.mem_per_rank_bytes),
                                  format_bytes(smallest_memory), smallest_memory));
   }
-  return *best;
+  std::vector<LayerPlan> best;
+  for (auto& [plan, order] : kept) best.push_back(std::move(plan));
+  return best;
+}
+
+LayerPlan plan_layer(const ConvShape& shape, const PlanOptions& o) {
+  return best_layer_plans(shape, o, 1).front();
 }
 
 int64_t parse_bytes(const std::string& text) {

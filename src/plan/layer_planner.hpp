@@ -8,6 +8,7 @@
 // are visited in increasing order of it and the search stops when it reaches the best found.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -32,7 +33,8 @@ struct PlanOptions {
 struct PassFigures {
   Pass pass;
   VolumeStats volume;
-  double lower_bound_words = 0;  // memory-independent (SPEC section 7), average per rank
+  double lower_bound_words = 0;  // memory-independent, average per rank, for the pass in its step
+                                 // (words_lower_bound_in_step)
   double time_s = 0;             // modelled, at the busiest rank's figures
 };
 
@@ -53,6 +55,13 @@ LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const Plan
 // The best grid. Throws InputError when P < 1, when no grid of P ranks fits the layer, or when
 // none fits the memory limit (then the message gives the smallest limit that would work).
 LayerPlan plan_layer(const ConvShape& shape, const PlanOptions& options);
+
+// The `count` best grids among those `allowed` accepts (all when it is empty), best first, in
+// the order plan_layer breaks ties; the same errors, and InputError when `allowed` accepts no
+// grid that fits the layer.
+using GridFilter = std::function<bool(const GridDims&)>;
+std::vector<LayerPlan> best_layer_plans(const ConvShape& shape, const PlanOptions& options,
+                                        size_t count, const GridFilter& allowed = {});
 
 // "12.5 MiB"-style, and the parser of --mem-per-rank values: BYTES or a number with
 // KiB/MiB/GiB (InputError naming the value otherwise).

@@ -1,0 +1,303 @@
+// Dynamic programming over a network's compute layers (see network_planner.hpp).
+#include "plan/network_planner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "convgrid/error.hpp"
+#include "model/pass_cost.hpp"
+#include "model/redistribution.hpp"
+
+namespace convgrid {
+namespace {
+
+bool in_family(GridFamily family, const GridDims& g, int64_t procs) {
+  switch (family) {
+    case GridFamily::any: return true;
+    case GridFamily::data_parallel: return g.Pn == procs;
+    case GridFamily::batch_spatial: return g.Pk == 1 && g.Pc == 1;
+    case GridFamily::channel_filter: return g.Pn == 1 && g.Ph == 1 && g.Pw == 1;
+  }
+  return false;
+}
+
+bool has_backward(const PlanOptions& o) {
+  return std::find(o.passes.begin(), o.passes.end(), Pass::backward_data) != o.passes.end();
+}
+
+// One redistribution: `from`'s output (pooled to `pooled`) into `to`'s input, or, for the
+// shortcut of a residual add, into `to`'s output. Indices are into the compute layers; the
+// programme pays for it at layer max(from, to), when both grids are known.
+struct Edge {
+  size_t from = 0, to = 0;
+  bool residual = false;
+  Activation pooled;
+  size_t at() const { return std::max(from, to); }
+};
+
+// Words and modelled time of an edge between two grids, cached by what they depend on (the
+// repeated blocks of a ResNet share their entries).
+class EdgeCosts {
+ public:
+  explicit EdgeCosts(const PlanOptions& o) : o_(o) {}
+
+  const EdgeFigures& figures(const Edge& e, const ConvShape& a, const GridDims& ga,
+                             const ConvShape& b, const GridDims& gb) {
+    const std::string key = fmt::format("{}|{}|{}x{}|{}|{}|{}", a.to_string(), ga.to_string(),
+                                        e.pooled.H, e.pooled.W, e.residual, b.to_string(), gb.to_string());
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    const LayerLayout la(a, ga), lb(b, gb);
+    const Placement from = Placement::pooled_output_of(la, e.pooled.H, e.pooled.W);
+    const Placement to = e.residual ? Placement::output_of(lb) : Placement::input_of(lb);
+    const RedistributionFigures r = redistribution_figures(from, to);
+    EdgeFigures f;
+    f.residual = e.residual;
+    const int64_t messages = ga.size() > 1 ? 1 : 0;
+    const auto add = [&](const RedistributionStats& s) {
+      f.words_max += s.max_words;
+      f.words_mean += s.mean_words;
+      PassVolume v;
+      v.all_gather = s.max_words;  // pass_time counts words whatever their collective
+      v.messages = messages;
+      f.time_s += pass_time(o_.profile, v, 0);
+    };
+    add(r.forward);
+    if (has_backward(o_)) add(r.backward);
+    return cache_.emplace(key, f).first->second;
+  }
+
+  double objective(const EdgeFigures& f) const {
+    return o_.objective == Objective::volume ? static_cast<double>(f.words_max) : f.time_s;
+  }
+
+ private:
+  const PlanOptions& o_;
+  std::unordered_map<std::string, EdgeFigures> cache_;
+};
+
+// A layer's candidate grids, best first, and whether its family had none.
+struct Candidates {
+  std::vector<LayerPlan> plans;
+  bool fallback = false;
+};
+
+Candidates candidates_for(const std::string& name, const ConvShape& shape,
+                          const NetworkPlanOptions& no) {
+  const PlanOptions& o = no.layer;
+  const int64_t procs = o.procs;
+  GridFilter allowed;
+  Candidates c;
+  if (no.family != GridFamily::any) {
+    const auto fits = [&](const GridDims& g) { return g.fits(shape) && in_family(no.family, g, procs); };
+    const std::vector<GridDims> grids = all_grids(procs);
+    c.fallback = std::none_of(grids.begin(), grids.end(), fits);
+    if (!c.fallback) allowed = [&no, procs](const GridDims& g) { return in_family(no.family, g, procs); };
+  }
+  try {
+    c.plans = best_layer_plans(shape, o, static_cast<size_t>(std::max(1, no.candidates)), allowed);
+    // Data parallelism moves no activation between layers: always a candidate when allowed.
+    const GridDims dp{procs, 1, 1, 1, 1};
+    const bool listed = std::any_of(c.plans.begin(), c.plans.end(),
+                                    [&](const LayerPlan& p) { return p.grid == dp; });
+    if (!listed && dp.fits(shape) && (!allowed || allowed(dp))) {
+      LayerPlan p = evaluate_grid(shape, dp, o);
+      if (!o.mem_per_rank_bytes || p.memory_bytes <= *o.mem_per_rank_bytes) c.plans.push_back(p);
+    }
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("layer '{}': {}", name, e.what()));
+  }
+  return c;
+}
+
+}  // namespace
+
+std::string_view to_string(GridFamily family) {
+  switch (family) {
+    case GridFamily::any: return "planner";
+    case GridFamily::data_parallel: return "data_parallel";
+    case GridFamily::batch_spatial: return "batch_spatial";
+    case GridFamily::channel_filter: return "channel_filter";
+  }
+  return "unknown";
+}
+
+int64_t NetworkLayerPlan::redistribution_words() const {
+  int64_t w = 0;
+  for (const EdgeFigures& e : edges_in) w += e.words_max;
+  return w;
+}
+
+double NetworkLayerPlan::redistribution_time_s() const {
+  double t = 0;
+  for (const EdgeFigures& e : edges_in) t += e.time_s;
+  return t;
+}
+
+int64_t NetworkPlan::layer_words() const {
+  int64_t w = 0;
+  for (const NetworkLayerPlan& l : layers) w += l.plan.words();
+  return w;
+}
+
+int64_t NetworkPlan::redistribution_words() const {
+  int64_t w = 0;
+  for (const NetworkLayerPlan& l : layers) w += l.redistribution_words();
+  return w;
+}
+
+double NetworkPlan::time_s() const {
+  double t = 0;
+  for (const NetworkLayerPlan& l : layers) t += l.plan.time_s() + l.redistribution_time_s();
+  return t;
+}
+
+double NetworkPlan::lower_bound_words() const {
+  double w = 0;
+  for (const NetworkLayerPlan& l : layers) {
+    for (const PassFigures& f : l.plan.passes) w += f.lower_bound_words;
+  }
+  return w;
+}
+
+int64_t NetworkPlan::memory_bytes() const {
+  int64_t m = 0;
+  for (const NetworkLayerPlan& l : layers) m = std::max(m, l.plan.memory_bytes);
+  return m;
+}
+
+std::optional<int64_t> NetworkPlan::data_parallel_words() const {
+  int64_t w = 0;
+  for (const NetworkLayerPlan& l : layers) {
+    if (!l.data_parallel) return std::nullopt;
+    w += l.data_parallel->words();
+  }
+  return w;
+}
+
+NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
+  const PlanOptions& o = no.layer;
+  if (o.procs < 1) throw InputError(fmt::format("--procs {} must be at least 1", o.procs));
+  const std::vector<ComputeLayer> compute = net.compute_layers();
+  if (compute.empty()) throw InputError(fmt::format("network '{}' has no convolution or fully connected layer", net.name()));
+  const size_t L = compute.size();
+  std::vector<ConvShape> shapes;
+  std::map<size_t, size_t> index_of;  // layers() index -> compute index
+  for (size_t i = 0; i < L; ++i) {
+    shapes.push_back(conv_shape(net.layers()[compute[i].layer], no.batch));
+    index_of[compute[i].layer] = i;
+  }
+
+  // The edges: each layer's input, and each residual add's shortcut into the main path's output.
+  std::vector<Edge> edges;
+  for (size_t i = 0; i < L; ++i) {
+    const ActivationSource s = net.input_source(compute[i].layer);
+    if (s.layer) edges.push_back({index_of.at(*s.layer), i, false, s.pooled});
+  }
+  for (size_t q = 0; q < net.layers().size(); ++q) {
+    if (net.layers()[q].residual.empty()) continue;
+    const ActivationSource main = net.input_source(q), shortcut = net.residual_source(q);
+    if (!main.layer || !shortcut.layer || main.through_pool_or_flatten) continue;
+    edges.push_back({index_of.at(*shortcut.layer), index_of.at(*main.layer), true, shortcut.pooled});
+  }
+
+  // live[t]: the layers up to t that an edge paid for after t still needs.
+  std::vector<std::vector<size_t>> live(L);
+  for (const Edge& e : edges) {
+    for (size_t t = std::min(e.from, e.to); t < e.at(); ++t) live[t].push_back(std::min(e.from, e.to));
+  }
+  for (auto& l : live) {
+    std::sort(l.begin(), l.end());
+    l.erase(std::unique(l.begin(), l.end()), l.end());
+  }
+
+  std::vector<Candidates> cand;
+  for (size_t i = 0; i < L; ++i) {
+    cand.push_back(candidates_for(net.layers()[compute[i].layer].name, shapes[i], no));
+  }
+
+  EdgeCosts costs(o);
+  using State = std::vector<int>;  // candidate index of each live layer, in live[] order
+  struct Entry {
+    double cost;
+    State prev;
+    int choice;
+  };
+  std::vector<std::map<State, Entry>> table(L);
+  std::map<State, Entry> start{{State{}, Entry{0, {}, -1}}};
+  static const std::vector<size_t> kNone;
+  for (size_t t = 0; t < L; ++t) {
+    const std::vector<size_t>& before = t ? live[t - 1] : kNone;
+    const std::map<State, Entry>& prev = t ? table[t - 1] : start;
+    // Cheapest states first: a transition whose cost before its edges (which cost >= 0) already
+    // reaches the best entry of its next state is skipped without evaluating the edges.
+    std::vector<const std::pair<const State, Entry>*> order;
+    for (const auto& e : prev) order.push_back(&e);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto* a, const auto* b) { return a->second.cost < b->second.cost; });
+    for (const auto* item : order) {
+      const State& state = item->first;
+      const Entry& entry = item->second;
+      for (int c = 0; c < static_cast<int>(cand[t].plans.size()); ++c) {
+        const auto choice_of = [&](size_t u) {
+          if (u == t) return c;
+          const auto it = std::find(before.begin(), before.end(), u);
+          if (it == before.end()) throw Error(fmt::format("plan_network: layer {} is not live at {}", u, t));
+          return state[it - before.begin()];
+        };
+        State next;
+        for (size_t u : live[t]) next.push_back(choice_of(u));
+        double cost = entry.cost + cand[t].plans[c].objective(o.objective);
+        const auto known = table[t].find(next);
+        if (known != table[t].end() && known->second.cost <= cost) continue;
+        for (const Edge& e : edges) {
+          if (e.at() != t) continue;
+          const LayerPlan& a = cand[e.from].plans[choice_of(e.from)];
+          const LayerPlan& b = cand[e.to].plans[choice_of(e.to)];
+          cost += costs.objective(costs.figures(e, shapes[e.from], a.grid, shapes[e.to], b.grid));
+        }
+        auto [it, inserted] = table[t].try_emplace(next, Entry{cost, state, c});
+        if (!inserted && cost < it->second.cost) it->second = Entry{cost, state, c};
+      }
+    }
+  }
+
+  // The cheapest end, then back through the choices.
+  const auto best = std::min_element(table[L - 1].begin(), table[L - 1].end(), [](const auto& a, const auto& b) {
+    return a.second.cost < b.second.cost;
+  });
+  std::vector<int> choice(L);
+  State state = best->first;
+  for (size_t t = L; t-- > 0;) {
+    const Entry& e = table[t].at(state);
+    choice[t] = e.choice;
+    state = e.prev;
+  }
+
+  NetworkPlan plan;
+  plan.network = net.name();
+  plan.batch = no.batch;
+  plan.procs = o.procs;
+  plan.family = no.family;
+  for (size_t i = 0; i < L; ++i) {
+    NetworkLayerPlan l;
+    l.name = net.layers()[compute[i].layer].name;
+    l.plan = cand[i].plans[choice[i]];
+    l.fallback = cand[i].fallback;
+    if (o.procs <= shapes[i].N) l.data_parallel = evaluate_grid(shapes[i], GridDims{o.procs, 1, 1, 1, 1}, o);
+    plan.layers.push_back(std::move(l));
+  }
+  for (const Edge& e : edges) {
+    EdgeFigures f = costs.figures(e, shapes[e.from], plan.layers[e.from].plan.grid, shapes[e.to],
+                                  plan.layers[e.to].plan.grid);
+    f.from_layer = plan.layers[e.from].name;
+    plan.layers[e.to].edges_in.push_back(f);
+  }
+  return plan;
+}
+
+}  // namespace convgrid

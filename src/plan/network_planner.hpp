@@ -1,0 +1,96 @@
+// The planner for a whole network (SPEC section 8): a grid for every convolution and fully
+// connected layer, chosen by dynamic programming over the layers, where moving an activation
+// from one layer's distribution to the next one's costs the exact words of its redistribution
+// (model/redistribution.hpp). Pure; no MPI.
+//
+// The graph. Each compute layer reads the output of its source compute layer (through relu,
+// pooling and flatten layers, which run in the source's output distribution: see
+// Placement::pooled_output_of); a residual add (ResNet shortcut) joins the shortcut's producer's
+// output to the output of the layer before the add, in that layer's distribution. The network's
+// input arrives in the first layer's input distribution (the data loader reads each rank's
+// slice), and the last layer's output stays where it is. Every edge is one all-to-all.
+//
+// The dynamic programme. Layers are taken in network order; the state is the grids of the
+// compute layers whose outputs later edges still read (one in a chain, two inside a ResNet
+// block), so the choice is optimal over the candidate grids of every layer: the `candidates`
+// cheapest grids of the layer on its own, plus the data-parallel grid when it fits. With the
+// train passes an edge costs its forward words (activation) plus its backward words (the
+// gradient going back); with the time objective, alpha + 4 * beta * words per edge.
+//
+// Totals are sums over layers and edges of the busiest rank's figures (an upper bound on the
+// busiest rank's sum; for the uniform data-parallel grid they are equal).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nn/network.hpp"
+#include "plan/layer_planner.hpp"
+
+namespace convgrid {
+
+// Which grids a plan may use. A layer that no grid of the family fits (a 1x1 fully connected
+// layer cannot be split spatially; conv1 has 3 channels) falls back to every grid, and is
+// marked so.
+enum class GridFamily {
+  any,             // every 5-factor grid (the planner)
+  data_parallel,   // Pn = P
+  batch_spatial,   // Pk = Pc = 1: batch x spatial hybrids (data parallelism included)
+  channel_filter,  // Pn = Ph = Pw = 1: channel and filter parallelism
+};
+
+std::string_view to_string(GridFamily family);
+
+struct NetworkPlanOptions {
+  PlanOptions layer;  // procs, passes, objective, profile, memory limit (per layer)
+  int64_t batch = 1;
+  GridFamily family = GridFamily::any;
+  int candidates = 6;  // per layer, besides data parallelism
+};
+
+// The redistribution of one activation into a layer: from `from_layer`'s output.
+struct EdgeFigures {
+  std::string from_layer;
+  bool residual = false;      // the shortcut of a residual add (else the layer's input)
+  int64_t words_max = 0;      // busiest rank, the passes' directions summed
+  double words_mean = 0;
+  double time_s = 0;          // modelled, busiest rank
+};
+
+struct NetworkLayerPlan {
+  std::string name;                      // the layer's name in the network
+  LayerPlan plan;                        // its grid and per-pass figures
+  bool fallback = false;                 // no grid of the family fits: planned over every grid
+  std::vector<EdgeFigures> edges_in;     // redistributions into this layer (input, shortcut)
+  std::optional<LayerPlan> data_parallel;  // the same layer on Pn = P, when P <= N
+
+  int64_t redistribution_words() const;  // sum of edges_in's words_max
+  double redistribution_time_s() const;
+};
+
+struct NetworkPlan {
+  std::string network;
+  int64_t batch = 0;
+  int64_t procs = 0;
+  GridFamily family = GridFamily::any;
+  std::vector<NetworkLayerPlan> layers;  // compute layers in network order
+
+  int64_t layer_words() const;           // sum over layers of LayerPlan::words()
+  int64_t redistribution_words() const;  // sum over edges
+  int64_t words() const { return layer_words() + redistribution_words(); }
+  double time_s() const;                 // layers' and edges' modelled times
+  double lower_bound_words() const;      // sum over layers and passes of the lower bound
+  int64_t memory_bytes() const;          // the largest layer's
+  // Words data parallelism would receive (no redistribution: every layer has the same grid);
+  // none when P > N.
+  std::optional<int64_t> data_parallel_words() const;
+};
+
+// Plans every compute layer of `net` at the given batch. Throws InputError when the batch or P
+// is out of range, when a layer has no grid of P ranks, or when a layer fits under no grid in
+// the memory limit (the message names the layer and the smallest limit that works for it).
+NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& options);
+
+}  // namespace convgrid
