@@ -1,6 +1,7 @@
-// convgrid plan: the communication-optimal grid for a layer, with the busiest rank's and the
-// mean words per pass next to the lower bound, memory, modelled time, and what data parallelism
-// would receive instead. --json writes layers[] and totals.
+// convgrid plan: the communication-optimal grid for a layer (--shape) or for every layer of a
+// network (--network), with the busiest rank's and the mean words per pass next to the lower
+// bound, memory, modelled time, what data parallelism would receive instead and, for a network,
+// the redistribution into each layer. --json writes layers[] and totals.
 #include <fstream>
 #include <memory>
 
@@ -9,13 +10,16 @@
 
 #include "commands.hpp"
 #include "convgrid/error.hpp"
-#include "plan/layer_planner.hpp"
+#include "nn/network_json.hpp"
+#include "plan/network_planner.hpp"
 
 namespace convgrid::cli {
 namespace {
 
 struct PlanCliOptions {
   std::string shape;
+  std::string network;
+  int64_t batch = 256;
   int64_t procs = 0;
   std::string mem_per_rank;
   std::string passes = "fwd";
@@ -34,7 +38,7 @@ PlanOptions to_plan_options(const PlanCliOptions& c) {
   return o;
 }
 
-nlohmann::json plan_json(const std::string& name, const LayerPlan& p) {
+nlohmann::json plan_json(const std::string& name, const LayerPlan& p, int64_t redistribution_words) {
   nlohmann::json passes;
   for (const PassFigures& f : p.passes) {
     passes[std::string(pass_name(f.pass))] = {{"recv_words_max", f.volume.max_words},
@@ -45,16 +49,19 @@ nlohmann::json plan_json(const std::string& name, const LayerPlan& p) {
                                               {"time_s", f.time_s}};
   }
   return {{"name", name}, {"shape", p.shape.to_string()}, {"grid", p.grid.extents()},
-          {"redistribution_words", 0}, {"passes", passes}};
+          {"redistribution_words", redistribution_words}, {"passes", passes}};
+}
+
+void print_header() {
+  fmt::print("{:<22} {:<20} {:<17} {:>12} {:>14} {:>12} {:>7} {:>11} {:>12} {:>11}\n", "layer", "grid",
+             "pass", "words max", "words mean", "lower bound", "ratio", "memory", "data-par", "time ms");
 }
 
 void print_plan(const std::string& name, const LayerPlan& p, const std::optional<LayerPlan>& dp) {
-  fmt::print("{:<14} {:<16} {:<17} {:>12} {:>14} {:>12} {:>7} {:>11} {:>12} {:>11}\n", "layer", "grid",
-             "pass", "words max", "words mean", "lower bound", "ratio", "memory", "data-par", "time ms");
   for (size_t i = 0; i < p.passes.size(); ++i) {
     const PassFigures& f = p.passes[i];
     const double ratio = f.lower_bound_words > 0 ? f.volume.max_words / f.lower_bound_words : 0;
-    fmt::print("{:<14} {:<16} {:<17} {:>12} {:>14.1f} {:>12.0f} {:>7} {:>11} {:>12} {:>11.3f}\n",
+    fmt::print("{:<22} {:<20} {:<17} {:>12} {:>14.1f} {:>12.0f} {:>7} {:>11} {:>12} {:>11.3f}\n",
                i == 0 ? name : "", i == 0 ? p.grid.to_string() : "", pass_name(f.pass),
                f.volume.max_words, f.volume.mean_words, f.lower_bound_words,
                ratio > 0 ? fmt::format("{:.2f}", ratio) : "-",
@@ -63,36 +70,105 @@ void print_plan(const std::string& name, const LayerPlan& p, const std::optional
   }
 }
 
-int run_plan(const PlanCliOptions& c) {
+void print_edges(const NetworkLayerPlan& l) {
+  for (const EdgeFigures& e : l.edges_in) {
+    fmt::print("{:<22} {:<20} {:<17} {:>12} {:>14.1f} {:>12} {:>7} {:>11} {:>12} {:>11.3f}\n", "",
+               fmt::format("<- {}", e.from_layer), e.residual ? "shortcut moved in" : "input moved in",
+               e.words_max, e.words_mean, "", "", "", 0, e.time_s * 1e3);
+  }
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+  std::ofstream f(path);
+  f << j.dump(2) << "\n";
+  if (!f) throw Error(fmt::format("--json {}: cannot write the file", path));
+}
+
+std::string limit_note(const PlanOptions& o) {
+  return o.mem_per_rank_bytes ? "; memory limit " + format_bytes(*o.mem_per_rank_bytes) + " per rank" : "";
+}
+
+int run_layer_plan(const PlanCliOptions& c, const PlanOptions& o) {
   const ConvShape shape = ConvShape::parse(c.shape);
-  const PlanOptions o = to_plan_options(c);
   const LayerPlan plan = plan_layer(shape, o);
   std::optional<LayerPlan> dp;
   if (o.procs <= shape.N) dp = evaluate_grid(shape, GridDims{o.procs, 1, 1, 1, 1}, o);
   fmt::print("convgrid plan  {}  on {} ranks; objective {}; profile {}{}\n", shape.to_string(),
-             o.procs, c.objective, o.profile.name,
-             o.mem_per_rank_bytes ? "; memory limit " + format_bytes(*o.mem_per_rank_bytes) + " per rank" : "");
+             o.procs, c.objective, o.profile.name, limit_note(o));
+  print_header();
   print_plan("layer", plan, dp);
   fmt::print("total words (busiest rank, summed over passes): {}; data parallelism: {}; modelled time {:.3f} ms\n",
              plan.words(), dp ? fmt::format("{}", dp->words()) : "n/a (P > N)", plan.time_s() * 1e3);
   if (!c.json.empty()) {
-    nlohmann::json j{{"procs", o.procs}, {"objective", c.objective}, {"profile", o.profile.name},
-                     {"layers", nlohmann::json::array({plan_json("layer", plan)})},
-                     {"totals", {{"recv_words_max", plan.words()}, {"time_s", plan.time_s()},
-                                 {"memory_bytes", plan.memory_bytes}}}};
-    std::ofstream f(c.json);
-    f << j.dump(2) << "\n";
-    if (!f) throw Error(fmt::format("--json {}: cannot write the file", c.json));
+    write_json(c.json, {{"procs", o.procs}, {"objective", c.objective}, {"profile", o.profile.name},
+                        {"layers", nlohmann::json::array({plan_json("layer", plan, 0)})},
+                        {"totals", {{"recv_words_max", plan.words()}, {"layer_words", plan.words()},
+                                    {"redistribution_words", 0},
+                                    {"lower_bound_words", [&] {
+                                       double b = 0;
+                                       for (const PassFigures& f : plan.passes) b += f.lower_bound_words;
+                                       return b;
+                                     }()},
+                                    {"data_parallel_words", dp ? nlohmann::json(dp->words()) : nlohmann::json()},
+                                    {"time_s", plan.time_s()}, {"memory_bytes", plan.memory_bytes}}}});
   }
   return 0;
+}
+
+int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
+  const Network net = load_network(c.network);
+  NetworkPlanOptions no;
+  no.layer = o;
+  no.batch = c.batch;
+  const NetworkPlan plan = plan_network(net, no);
+  fmt::print("convgrid plan  network {} at batch {} on {} ranks; objective {}; profile {}{}\n",
+             net.name(), c.batch, o.procs, c.objective, o.profile.name, limit_note(o));
+  print_header();
+  nlohmann::json layers = nlohmann::json::array();
+  for (const NetworkLayerPlan& l : plan.layers) {
+    print_plan(l.name, l.plan, l.data_parallel);
+    print_edges(l);
+    layers.push_back(plan_json(l.name, l.plan, l.redistribution_words()));
+  }
+  const std::optional<int64_t> dp = plan.data_parallel_words();
+  fmt::print("\ntotals (busiest rank's words, summed over layers, passes and moves):\n");
+  fmt::print("  layers {}  + redistribution {}  = {} words; lower bound {:.0f} (ratio {:.2f})\n",
+             plan.layer_words(), plan.redistribution_words(), plan.words(), plan.lower_bound_words(),
+             plan.lower_bound_words() > 0 ? plan.words() / plan.lower_bound_words() : 0.0);
+  fmt::print("  data parallelism: {}\n",
+             dp ? fmt::format("{} words ({:.2f}x the plan)", *dp, static_cast<double>(*dp) / plan.words())
+                : std::string("n/a (P > N)"));
+  fmt::print("  modelled time {:.3f} ms; largest layer memory {}\n", plan.time_s() * 1e3,
+             format_bytes(plan.memory_bytes()));
+  if (!c.json.empty()) {
+    write_json(c.json, {{"network", net.name()}, {"batch", c.batch}, {"procs", o.procs},
+                        {"objective", c.objective}, {"profile", o.profile.name}, {"layers", layers},
+                        {"totals", {{"recv_words_max", plan.words()}, {"layer_words", plan.layer_words()},
+                                    {"redistribution_words", plan.redistribution_words()},
+                                    {"lower_bound_words", plan.lower_bound_words()},
+                                    {"data_parallel_words", dp ? nlohmann::json(*dp) : nlohmann::json()},
+                                    {"time_s", plan.time_s()}, {"memory_bytes", plan.memory_bytes()}}}});
+  }
+  return 0;
+}
+
+int run_plan(const PlanCliOptions& c) {
+  const PlanOptions o = to_plan_options(c);
+  if (c.shape.empty() == c.network.empty()) throw InputError("plan needs one of --shape or --network");
+  if (c.batch < 1) throw InputError(fmt::format("--batch {} must be at least 1", c.batch));
+  return c.network.empty() ? run_layer_plan(c, o) : run_network_plan(c, o);
 }
 
 }  // namespace
 
 void add_plan_command(CLI::App& app, Registry& registry) {
   auto c = std::make_shared<PlanCliOptions>();
-  CLI::App* sub = app.add_subcommand("plan", "Choose the grid with the fewest words (or least time) for a layer");
-  sub->add_option("--shape", c->shape, "The layer, in the --shape syntax of conv")->required();
+  CLI::App* sub = app.add_subcommand("plan", "Choose the grid with the fewest words (or least time) for a layer or a network");
+  CLI::Option* shape = sub->add_option("--shape", c->shape, "The layer, in the --shape syntax of conv");
+  CLI::Option* network = sub->add_option("--network", c->network, "A built-in network (resnet50, vgg16, fmnist) or a JSON file")
+      ->excludes(shape);
+  sub->add_option("--batch", c->batch, "Batch size N of the network (default 256)")->needs(network);
+  shape->excludes(network);
   sub->add_option("--procs", c->procs, "Number of ranks P")->required();
   sub->add_option("--mem-per-rank", c->mem_per_rank, "Per-rank memory limit: BYTES or e.g. 512MiB, 2GiB");
   sub->add_option("--passes", c->passes, "fwd, or train (forward and both backward passes)")

@@ -1,5 +1,5 @@
-# convgrid plan on the command line: a plan's JSON has the documented keys and its words are the
-# busiest rank's; bad input (P = 0, an unmeetable memory limit, an unknown profile, a malformed
+# convgrid plan on the command line: a plan's JSON (of a layer or a network) has the documented
+# keys and its words are the busiest rank's; bad input (P = 0, an unmeetable memory limit, an unknown profile, a malformed
 # size, a malformed flag) ends with one error line and exit status 1, and the memory message
 # gives the smallest limit that works, which then does work.
 set -euo pipefail
@@ -21,6 +21,39 @@ for p in ("forward", "backward_data", "backward_weights"):
     assert f["recv_words_max"] >= f["recv_words_mean"]
 assert j["totals"]["recv_words_max"] == sum(layer["passes"][p]["recv_words_max"] for p in layer["passes"])
 PY
+
+# A network: one entry per convolution and fully connected layer, each with its shape string
+# (which parses back), its grid and the words moved into it; the totals add up.
+run_one plan --network resnet50 --batch 64 --procs 16 --json net.json > net.txt \
+  || fail "plan --network exited with status $?: $(< net.txt)"
+grep -q "data parallelism" net.txt || fail "the network table lacks the data-parallel total"
+"$PYTHON" - net.json <<'PY' || fail "net.json lacks documented keys or its totals do not add up"
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+layers = j["layers"]
+assert len(layers) == 54, len(layers)
+assert layers[0]["name"] == "conv1" and layers[-1]["name"] == "fc1000"
+assert layers[0]["shape"].startswith("N=64,C=3,H=224,W=224,K=64,R=7,S=7")
+total = 0
+for l in layers:
+    assert math.prod(l["grid"]) == 16
+    total += l["redistribution_words"] + sum(p["recv_words_max"] for p in l["passes"].values())
+t = j["totals"]
+assert t["recv_words_max"] == total, (t["recv_words_max"], total)
+assert t["recv_words_max"] == t["layer_words"] + t["redistribution_words"]
+assert t["data_parallel_words"] >= t["recv_words_max"]
+assert 0 < t["lower_bound_words"] <= t["recv_words_max"]
+PY
+shape_of_layer=$("$PYTHON" -c 'import json,sys; print(json.load(open("net.json"))["layers"][5]["shape"])')
+run_one plan --shape "$shape_of_layer" --procs 16 > /dev/null || fail "a layer's shape string does not parse: $shape_of_layer"
+
+printf '{"name": "broken", "input": {"C": 3, "H": 8, "W": 8}, "layers": [{"type": "conv", "K": 0}]}' > broken.json
+expect_fail_with "broken.json" plan --network broken.json --procs 4
+expect_fail_with "nosuch" plan --network nosuch --procs 4
+expect_fail_with "--batch 0" plan --network resnet50 --batch 0 --procs 4
+expect_fail_with "--shape or --network" plan --procs 4
+expect_fail_with "excludes" plan --network resnet50 --shape "$shape" --procs 4
+expect_fail_with "conv1" plan --network resnet50 --procs 4 --mem-per-rank 1KiB
 
 expect_fail_with "--procs 0" plan --shape "$shape" --procs 0
 expect_fail_with "unknown-profile" plan --shape "$shape" --procs 4 --profile unknown-profile
