@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "model/lower_bound.hpp"
+
 namespace convgrid::cli {
 namespace {
 
@@ -46,6 +48,13 @@ bool words_agree(const std::vector<RankPassStats>& ranks) {
   });
 }
 
+// The lower bound of the report's pass i as the step's passes run (model/lower_bound.hpp).
+double lower_bound(const ConvReport& r, size_t i) {
+  std::vector<Pass> passes;
+  for (const PassReport& p : r.passes) passes.push_back(p.pass);
+  return words_lower_bound_in_step(r.shape, r.grid.size(), passes, i);
+}
+
 }  // namespace
 
 std::vector<RankPassStats> gather_stats(const Communicator& comm, const RankPassStats& mine) {
@@ -60,19 +69,22 @@ void print_report(const ConvReport& r) {
   fmt::print("grid {} (Pn,Pk,Pc,Ph,Pw) on {} rank{}, {}; backend {}; {} timed repeat{} after a warm-up\n",
              r.grid.to_string(), r.grid.size(), r.grid.size() == 1 ? "" : "s", r.grid_choice,
              r.backend, r.repeat, r.repeat == 1 ? "" : "s");
-  fmt::print("{:<17} {:>10} {:>10} {:>9} {:>7} {:>14} {:>14} {:>12}\n", "pass", "min ms",
-             "median ms", "GFLOP/s", "comm %", "recv words", "model words", "peak bytes");
-  for (const PassReport& p : r.passes) {
+  fmt::print("{:<17} {:>10} {:>10} {:>9} {:>7} {:>14} {:>14} {:>12} {:>12}\n", "pass", "min ms",
+             "median ms", "GFLOP/s", "comm %", "recv words", "model words", "lower bound", "peak bytes");
+  for (size_t i = 0; i < r.passes.size(); ++i) {
+    const PassReport& p = r.passes[i];
     const RankPassStats m = max_over(p.ranks);
     const double total = m.comm_s + m.compute_s;
-    fmt::print("{:<17} {:>10.3f} {:>10.3f} {:>9.1f} {:>7.1f} {:>14} {:>14} {:>12}{}\n",
+    fmt::print("{:<17} {:>10.3f} {:>10.3f} {:>9.1f} {:>7.1f} {:>14} {:>14} {:>12.0f} {:>12}{}\n",
                pass_name(p.pass), m.min_s * 1e3, m.median_s * 1e3,
                m.min_s > 0 ? r.shape.flops() / m.min_s * 1e-9 : 0.0,
                total > 0 ? 100.0 * m.comm_s / total : 0.0,
                static_cast<int64_t>(m.recv_words_measured), static_cast<int64_t>(m.recv_words_model),
-               static_cast<int64_t>(m.peak_bytes), words_agree(p.ranks) ? "" : "  MISMATCH");
+               lower_bound(r, i), static_cast<int64_t>(m.peak_bytes),
+               words_agree(p.ranks) ? "" : "  MISMATCH");
   }
-  fmt::print("(recv words, peak bytes and times: the largest over ranks; words are float32)\n");
+  fmt::print("(recv words, peak bytes and times: the largest over ranks; words are float32; the lower\n"
+             " bound is the average per rank any algorithm receives, the pass's share of the step's)\n");
   for (const PassReport& p : r.passes) {
     if (!p.check) continue;
     fmt::print("check {:<17} max error {:.3e}, largest reference {:.3e}, relative {:.3e}: {}\n",
@@ -103,6 +115,7 @@ nlohmann::json report_json(const ConvReport& r) {
     pj["max"] = stats_json(m);
     pj["gflops"] = m.min_s > 0 ? r.shape.flops() / m.min_s * 1e-9 : 0.0;
     pj["words_match_model"] = words_agree(p.ranks);
+    pj["lower_bound_words"] = lower_bound(r, static_cast<size_t>(&p - r.passes.data()));
     if (p.check) {
       pj["check"] = {{"max_error", p.check->max_error},
                      {"max_reference", p.check->max_reference},
