@@ -136,6 +136,20 @@ TEST(LayerLayout, ReadCountMatchesBruteForce) {
   }
 }
 
+// The read pixels of every rank's at-rest In slice (flat ones included), counted pixel by pixel.
+TEST(LayerLayout, SliceReadCountMatchesPixelByPixel) {
+  for_each_layout(6, [](const LayerLayout& L) {
+    for (int64_t r = 0; r < L.dims().size(); ++r) {
+      const Slice s = L.in_slice(L.dims().coord_of(r));
+      int64_t n = 0;
+      for_each_run(s, [&](int64_t, int64_t, int64_t y, int64_t x0, int64_t x1, int64_t) {
+        for (int64_t x = x0; x < x1; ++x) n += L.read().row(y) && L.read().col(x);
+      });
+      EXPECT_EQ(L.read_count(s), n) << "rank " << r;
+    }
+  });
+}
+
 TEST(LayerLayout, UnreadPixelsExistForStrideOverFilter) {
   ReadPixels read(ConvShape::parse("N=1,C=1,H=8,W=8,K=1,R=1,S=1,stride=2"));
   EXPECT_FALSE(read.all_read());

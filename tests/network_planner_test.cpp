@@ -153,9 +153,13 @@ TEST(NetworkPlanner, FamiliesKeepToTheirGridsOrFallBack) {
       const GridDims& g = l.plan.grid;
       SCOPED_TRACE(fmt::format("{} {} {}", to_string(f), l.name, g.to_string()));
       if (l.fallback) continue;
-      if (f == GridFamily::data_parallel) EXPECT_EQ(g.Pn, 64);
-      if (f == GridFamily::batch_spatial) EXPECT_TRUE(g.Pk == 1 && g.Pc == 1);
-      if (f == GridFamily::channel_filter) EXPECT_TRUE(g.Pn == 1 && g.Ph == 1 && g.Pw == 1);
+      if (f == GridFamily::data_parallel) {
+        EXPECT_EQ(g.Pn, 64);
+      } else if (f == GridFamily::batch_spatial) {
+        EXPECT_TRUE(g.Pk == 1 && g.Pc == 1);
+      } else {
+        EXPECT_TRUE(g.Pn == 1 && g.Ph == 1 && g.Pw == 1);
+      }
     }
     // fc1000 is 1x1 at N = 32 < 64: neither Pn = 64 nor a batch x spatial grid fits it, while
     // Pk = 64 does (1000 filters); conv1's 64 filters take Pk = 64 too.

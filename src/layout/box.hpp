@@ -54,6 +54,51 @@ inline Slice split_block(const Box4& block, int64_t parts, int64_t j) {
   return {block, balanced_block(block.volume(), parts, j)};
 }
 
+namespace detail {
+// Calls f on the sub-boxes of `box` whose elements have flat index (in the row-major flattening
+// of dimensions d..3; dimensions before d have extent 1) in [lo, hi): at each dimension a
+// partial head, whole middle slabs and a partial tail.
+template <class F>
+void for_each_flat_box(const Box4& box, int d, int64_t lo, int64_t hi, F& f) {
+  if (lo >= hi) return;
+  int64_t inner = 1;
+  for (int i = d + 1; i < 4; ++i) inner *= box.extent(i);
+  if (inner == 0) return;
+  if (lo == 0 && hi == box.extent(d) * inner) {
+    f(box);
+    return;
+  }
+  const int64_t base = box.r[d].begin;
+  const auto at = [&](int64_t from, int64_t to) {
+    Box4 sub = box;
+    sub.r[d] = {base + from, base + to};
+    return sub;
+  };
+  if (d == 3) {  // the last dimension: the range itself
+    f(at(lo, hi));
+    return;
+  }
+  const int64_t first = lo / inner, last = (hi - 1) / inner;
+  if (first == last) {
+    for_each_flat_box(at(first, first + 1), d + 1, lo - first * inner, hi - first * inner, f);
+    return;
+  }
+  const bool head = lo % inner != 0, tail = hi % inner != 0;
+  if (head) for_each_flat_box(at(first, first + 1), d + 1, lo % inner, inner, f);
+  const int64_t full_begin = head ? first + 1 : first, full_end = tail ? last : last + 1;
+  if (full_begin < full_end) f(at(full_begin, full_end));
+  if (tail) for_each_flat_box(at(last, last + 1), d + 1, 0, hi - last * inner, f);
+}
+}  // namespace detail
+
+// Calls f(Box4) for each of the at most 7 disjoint sub-boxes that make up a slice, in
+// flattening order (one, the box itself, for a slice of whole channels).
+template <class F>
+void for_each_box(const Slice& s, F&& f) {
+  if (s.empty()) return;
+  detail::for_each_flat_box(s.box, 0, s.flat.begin, s.flat.end, f);
+}
+
 // Calls f(a, b, c, d_begin, d_end, offset) for every maximal run of the slice along the last
 // dimension, in flattening order; `offset` is the run's position within the slice (0-based).
 template <class F>

@@ -97,9 +97,7 @@ ConvShape LayerLayout::local_shape(GridCoord g) const {
 int64_t LayerLayout::read_count(const Slice& s) const {
   if (read_.all_read()) return s.size();
   int64_t n = 0;
-  for_each_run(s, [&](int64_t, int64_t, int64_t y, int64_t x0, int64_t x1, int64_t) {
-    if (read_.row(y)) n += read_.cols_in({x0, x1});
-  });
+  for_each_box(s, [&](const Box4& b) { n += read_count(b); });
   return n;
 }
 

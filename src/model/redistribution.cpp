@@ -16,50 +16,11 @@ namespace {
 // Up to 7 boxes for a slice; more only in the flattened view.
 using Boxes = std::vector<Box4>;
 
-// Appends the sub-boxes of `box` whose elements have flat index (in the row-major flattening of
-// dimensions d..3; dimensions before d have extent 1) in [lo, hi): at each dimension a partial
-// head, whole middle slabs and a partial tail.
-void add_flat_boxes(Box4 box, int d, int64_t lo, int64_t hi, Boxes& out) {
-  if (lo >= hi) return;
-  int64_t inner = 1;
-  for (int i = d + 1; i < 4; ++i) inner *= box.extent(i);
-  const int64_t base = box.r[d].begin;
-  if (inner == 0) return;
-  if (lo == 0 && hi == box.extent(d) * inner) {
-    out.push_back(box);
-    return;
-  }
-  const auto at = [&](int64_t from, int64_t to) {
-    Box4 sub = box;
-    sub.r[d] = {base + from, base + to};
-    return sub;
-  };
-  const int64_t first = lo / inner, last = (hi - 1) / inner;
-  if (first == last) {
-    add_flat_boxes(at(first, first + 1), d + 1, lo - first * inner, hi - first * inner, out);
-    return;
-  }
-  int64_t full_begin = first, full_end = last + 1;
-  if (lo % inner != 0) {
-    add_flat_boxes(at(first, first + 1), d + 1, lo % inner, inner, out);
-    full_begin = first + 1;
-  }
-  if (hi % inner != 0) {
-    add_flat_boxes(at(last, last + 1), d + 1, 0, hi - last * inner, out);
-    full_end = last;
-  }
-  if (full_begin < full_end) out.push_back(at(full_begin, full_end));
-}
-
 bool whole(const Slice& s) { return s.flat.begin == 0 && s.flat.end == s.box.volume(); }
 
 Boxes boxes_of(const Slice& s) {
   Boxes out;
-  if (whole(s)) {
-    out.push_back(s.box);
-  } else {
-    add_flat_boxes(s.box, 0, s.flat.begin, s.flat.end, out);
-  }
+  for_each_box(s, [&](const Box4& b) { out.push_back(b); });
   return out;
 }
 
