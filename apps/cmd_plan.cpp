@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "convgrid/error.hpp"
 #include "nn/network_json.hpp"
+#include "plan_flags.hpp"
 #include "plan/network_planner.hpp"
 
 namespace convgrid::cli {
@@ -21,22 +22,9 @@ struct PlanCliOptions {
   std::string network;
   int64_t batch = 256;
   int64_t procs = 0;
-  std::string mem_per_rank;
-  std::string passes = "fwd";
-  std::string objective = "volume";
-  std::string profile = "ib100-cpu";
+  PlanFlags flags;
   std::string json;
 };
-
-PlanOptions to_plan_options(const PlanCliOptions& c) {
-  PlanOptions o;
-  o.procs = c.procs;
-  if (c.passes == "train") o.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
-  o.objective = c.objective == "time" ? Objective::time : Objective::volume;
-  o.profile = load_profile(c.profile);
-  if (!c.mem_per_rank.empty()) o.mem_per_rank_bytes = parse_bytes(c.mem_per_rank);
-  return o;
-}
 
 nlohmann::json plan_json(const std::string& name, const LayerPlan& p, int64_t redistribution_words) {
   nlohmann::json passes;
@@ -94,13 +82,13 @@ int run_layer_plan(const PlanCliOptions& c, const PlanOptions& o) {
   std::optional<LayerPlan> dp;
   if (o.procs <= shape.N) dp = evaluate_grid(shape, GridDims{o.procs, 1, 1, 1, 1}, o);
   fmt::print("convgrid plan  {}  on {} ranks; objective {}; profile {}{}\n", shape.to_string(),
-             o.procs, c.objective, o.profile.name, limit_note(o));
+             o.procs, c.flags.objective, o.profile.name, limit_note(o));
   print_header();
   print_plan("layer", plan, dp);
   fmt::print("total words (busiest rank, summed over passes): {}; data parallelism: {}; modelled time {:.3f} ms\n",
              plan.words(), dp ? fmt::format("{}", dp->words()) : "n/a (P > N)", plan.time_s() * 1e3);
   if (!c.json.empty()) {
-    write_json(c.json, {{"procs", o.procs}, {"objective", c.objective}, {"profile", o.profile.name},
+    write_json(c.json, {{"procs", o.procs}, {"objective", c.flags.objective}, {"profile", o.profile.name},
                         {"layers", nlohmann::json::array({plan_json("layer", plan, 0)})},
                         {"totals", {{"recv_words_max", plan.words()}, {"layer_words", plan.words()},
                                     {"redistribution_words", 0},
@@ -122,7 +110,7 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
   no.batch = c.batch;
   const NetworkPlan plan = plan_network(net, no);
   fmt::print("convgrid plan  network {} at batch {} on {} ranks; objective {}; profile {}{}\n",
-             net.name(), c.batch, o.procs, c.objective, o.profile.name, limit_note(o));
+             net.name(), c.batch, o.procs, c.flags.objective, o.profile.name, limit_note(o));
   print_header();
   nlohmann::json layers = nlohmann::json::array();
   for (const NetworkLayerPlan& l : plan.layers) {
@@ -142,7 +130,7 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
              format_bytes(plan.memory_bytes()));
   if (!c.json.empty()) {
     write_json(c.json, {{"network", net.name()}, {"batch", c.batch}, {"procs", o.procs},
-                        {"objective", c.objective}, {"profile", o.profile.name}, {"layers", layers},
+                        {"objective", c.flags.objective}, {"profile", o.profile.name}, {"layers", layers},
                         {"totals", {{"recv_words_max", plan.words()}, {"layer_words", plan.layer_words()},
                                     {"redistribution_words", plan.redistribution_words()},
                                     {"lower_bound_words", plan.lower_bound_words()},
@@ -153,7 +141,7 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
 }
 
 int run_plan(const PlanCliOptions& c) {
-  const PlanOptions o = to_plan_options(c);
+  const PlanOptions o = plan_options(c.flags, c.procs);
   if (c.shape.empty() == c.network.empty()) throw InputError("plan needs one of --shape or --network");
   if (c.batch < 1) throw InputError(fmt::format("--batch {} must be at least 1", c.batch));
   return c.network.empty() ? run_layer_plan(c, o) : run_network_plan(c, o);
@@ -170,12 +158,12 @@ void add_plan_command(CLI::App& app, Registry& registry) {
   sub->add_option("--batch", c->batch, "Batch size N of the network (default 256)")->needs(network);
   shape->excludes(network);
   sub->add_option("--procs", c->procs, "Number of ranks P")->required();
-  sub->add_option("--mem-per-rank", c->mem_per_rank, "Per-rank memory limit: BYTES or e.g. 512MiB, 2GiB");
-  sub->add_option("--passes", c->passes, "fwd, or train (forward and both backward passes)")
+  sub->add_option("--mem-per-rank", c->flags.mem_per_rank, "Per-rank memory limit: BYTES or e.g. 512MiB, 2GiB");
+  sub->add_option("--passes", c->flags.passes, "fwd, or train (forward and both backward passes)")
       ->check(CLI::IsMember({"fwd", "train"}));
-  sub->add_option("--objective", c->objective, "volume (words) or time (modelled)")
+  sub->add_option("--objective", c->flags.objective, "volume (words) or time (modelled)")
       ->check(CLI::IsMember({"volume", "time"}));
-  sub->add_option("--profile", c->profile, "Machine profile: a built-in name or a JSON file");
+  sub->add_option("--profile", c->flags.profile, "Machine profile: a built-in name or a JSON file");
   sub->add_option("--json", c->json, "Write the plan as JSON");
   registry.emplace_back(sub, [c] { return run_plan(*c); });
 }

@@ -11,6 +11,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   zlib1g-dev dataset-fashion-mnist
   python3  # the command-line tests check .npy and JSON files with its standard library
+  gnuplot-nox  # convgrid simulate draws its plots with it
 )
 
 missing=()

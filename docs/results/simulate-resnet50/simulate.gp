@@ -1,0 +1,83 @@
+# convgrid simulate: words.svg and time.svg from the figures of simulate.csv (held below).
+# Run in this folder: gnuplot simulate.gp
+set terminal svg size 960,600 dynamic enhanced font 'sans,13' background rgb 'white'
+set logscale xy
+set xrange [5.333333333333333:49152]
+set xtics (8, 64, 512, 4096, 32768)
+set format y '10^{%L}'
+set grid xtics ytics mytics
+set key outside right top
+set xlabel 'ranks P'
+set output 'words.svg'
+set title 'resnet50, batch 256, passes train: words received per rank' noenhanced
+set ylabel 'words per rank (busiest rank, per step)'
+$words_planner << EOD
+8 41483856
+64 32387546
+512 15462235
+4096 5560693
+32768 1695513
+EOD
+$words_data_parallel << EOD
+8 44630096
+64 50208858
+EOD
+$words_batch_spatial << EOD
+8 44630096
+64 50208858
+512 47261771
+4096 47179107
+32768 4440697
+EOD
+$words_channel_filter << EOD
+8 2225853952
+64 1070942976
+512 390597595
+4096 134968691
+32768 28037895
+EOD
+$words_lower_bound << EOD
+8 6680455.730307367
+64 15053860.267292846
+512 9805861.793926535
+4096 4001279.4155228925
+32768 1309588.8088097882
+EOD
+plot $words_planner using 1:2 with linespoints linewidth 2 title 'planner', \
+     $words_data_parallel using 1:2 with linespoints linewidth 5 pointsize 1.6 title 'data parallel', \
+     $words_batch_spatial using 1:2 with linespoints linewidth 2 title 'batch x spatial', \
+     $words_channel_filter using 1:2 with linespoints linewidth 2 title 'channel / filter', \
+     $words_lower_bound using 1:2 with lines dashtype 2 linewidth 2 linecolor 'black' title 'lower bound'
+set output 'time.svg'
+set title 'resnet50, batch 256, passes train: modelled time per training step' noenhanced
+set ylabel 'seconds'
+$time_planner << EOD
+8 4.375443373653332
+64 0.5559965821866668
+512 0.07362598613333336
+4096 0.010928589760000001
+32768 0.0023124686933333324
+EOD
+$time_data_parallel << EOD
+8 4.376447170453332
+64 0.5616604020266667
+EOD
+$time_batch_spatial << EOD
+8 4.376447170453332
+64 0.5616604020266667
+512 0.08538492831999997
+4096 0.025528930240000004
+32768 0.0032325195733333327
+EOD
+$time_channel_filter << EOD
+8 5.074489804373332
+64 0.8937023843199994
+512 0.19367557439999997
+4096 0.05224621738666665
+32768 0.010664030933333332
+EOD
+plot $time_planner using 1:2 with linespoints linewidth 2 title 'planner', \
+     $time_data_parallel using 1:2 with linespoints linewidth 5 pointsize 1.6 title 'data parallel', \
+     $time_batch_spatial using 1:2 with linespoints linewidth 2 title 'batch x spatial', \
+     $time_channel_filter using 1:2 with linespoints linewidth 2 title 'channel / filter'
+unset output
