@@ -173,6 +173,20 @@ TEST(NetworkPlanner, ErrorsNameTheLayer) {
   NetworkPlanOptions o = forward_options(4, 8);
   o.layer.mem_per_rank_bytes = 1024;
   EXPECT_TRUE(throws_input_error([&] { plan_network(net, o); }, {"layer 'conv1'", "smallest limit"}));
+  // The limit the message gives works for every layer, and one byte less does not.
+  int64_t needed = 0;
+  try {
+    plan_network(net, o);
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    const size_t open = m.rfind('('), space = m.find(' ', open);
+    needed = std::stoll(m.substr(open + 1, space - open - 1));
+  }
+  o.layer.mem_per_rank_bytes = needed;
+  const NetworkPlan plan = plan_network(net, o);
+  EXPECT_EQ(plan.memory_bytes(), needed) << "the limit is the largest layer's smallest need";
+  o.layer.mem_per_rank_bytes = needed - 1;
+  EXPECT_THROW(plan_network(net, o), InputError);
   EXPECT_TRUE(throws_input_error([&] { plan_network(net, forward_options(0, 8)); }, {"--procs 0"}));
 }
 

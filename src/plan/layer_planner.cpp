@@ -72,14 +72,19 @@ LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const Plan
   return plan;
 }
 
-std::vector<LayerPlan> best_layer_plans(const ConvShape& shape, const PlanOptions& o, size_t count,
-                                        const GridFilter& allowed) {
+namespace {
+
+struct Candidate {
+  double estimate;
+  size_t order;
+  GridDims grid;
+};
+
+// The grids of P ranks that fit the layer and that `allowed` accepts, by increasing estimate and
+// then in tie-break order; InputError when there is none.
+std::vector<Candidate> candidate_grids(const ConvShape& shape, const PlanOptions& o,
+                                       const GridFilter& allowed) {
   if (o.procs < 1) throw InputError(fmt::format("--procs {} must be at least 1", o.procs));
-  struct Candidate {
-    double estimate;
-    size_t order;
-    GridDims grid;
-  };
   std::vector<Candidate> candidates;
   // Ties go to the grid with more batch parallelism, then more k, c, h (all_grids reversed):
   // data parallelism is what users know, and it moves no activations.
@@ -98,33 +103,48 @@ std::vector<LayerPlan> best_layer_plans(const ConvShape& shape, const PlanOption
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return a.estimate != b.estimate ? a.estimate < b.estimate : a.order < b.order;
   });
+  return candidates;
+}
+
+int64_t smallest_memory(const ConvShape& shape, const PlanOptions& o, const std::vector<Candidate>& candidates) {
+  int64_t smallest = std::numeric_limits<int64_t>::max();
+  for (const Candidate& c : candidates) {
+    smallest = std::min(smallest, evaluate_grid(shape, c.grid, o).memory_bytes);
+  }
+  return smallest;
+}
+
+}  // namespace
+
+int64_t smallest_memory_bytes(const ConvShape& shape, const PlanOptions& o, const GridFilter& allowed) {
+  return smallest_memory(shape, o, candidate_grids(shape, o, allowed));
+}
+
+std::vector<LayerPlan> best_layer_plans(const ConvShape& shape, const PlanOptions& o, size_t count,
+                                        const GridFilter& allowed) {
+  const std::vector<Candidate> candidates = candidate_grids(shape, o, allowed);
   // The kept plans, best first (objective, then grid order).
   std::vector<std::pair<LayerPlan, size_t>> kept;
   const auto worse = [&](const std::pair<LayerPlan, size_t>& a, const std::pair<LayerPlan, size_t>& b) {
     const double va = a.first.objective(o.objective), vb = b.first.objective(o.objective);
     return va != vb ? va < vb : a.second < b.second;
   };
-  int64_t smallest_memory = std::numeric_limits<int64_t>::max();
   for (const Candidate& c : candidates) {
     // The estimate never exceeds the objective: stop once it passes the last kept plan (ties are
     // kept, to be broken by grid order).
     if (kept.size() == count && c.estimate > kept.back().first.objective(o.objective) * (1 + 1e-12)) break;
     LayerPlan plan = evaluate_grid(shape, c.grid, o);
-    smallest_memory = std::min(smallest_memory, plan.memory_bytes);
     if (o.mem_per_rank_bytes && plan.memory_bytes > *o.mem_per_rank_bytes) continue;
     std::pair<LayerPlan, size_t> entry{std::move(plan), c.order};
     kept.insert(std::upper_bound(kept.begin(), kept.end(), entry, worse), std::move(entry));
     if (kept.size() > count) kept.pop_back();
   }
   if (kept.empty()) {
-    // Nothing under the limit among the visited grids: the smallest need is over all of them.
-    for (const Candidate& c : candidates) {
-      smallest_memory = std::min(smallest_memory, evaluate_grid(shape, c.grid, o).memory_bytes);
-    }
+    const int64_t smallest = smallest_memory(shape, o, candidates);
     throw InputError(fmt::format("no grid of {} ranks fits the layer {} in {} per rank; the "
                                  "smallest limit that works is {} ({} bytes)",
                                  o.procs, shape.to_string(), format_bytes(*o.mem_per_rank_bytes),
-                                 format_bytes(smallest_memory), smallest_memory));
+                                 format_bytes(smallest), smallest));
   }
   std::vector<LayerPlan> best;
   for (auto& [plan, order] : kept) best.push_back(std::move(plan));

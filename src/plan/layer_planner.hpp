@@ -63,6 +63,11 @@ using GridFilter = std::function<bool(const GridDims&)>;
 std::vector<LayerPlan> best_layer_plans(const ConvShape& shape, const PlanOptions& options,
                                         size_t count, const GridFilter& allowed = {});
 
+// The least memory per rank any grid of P ranks (that `allowed` accepts) needs for the layer: the
+// smallest --mem-per-rank under which plan_layer finds a grid. InputError as plan_layer's.
+int64_t smallest_memory_bytes(const ConvShape& shape, const PlanOptions& options,
+                              const GridFilter& allowed = {});
+
 // "12.5 MiB"-style, and the parser of --mem-per-rank values: BYTES or a number with
 // KiB/MiB/GiB (InputError naming the value otherwise).
 int64_t parse_bytes(const std::string& text);

@@ -86,18 +86,25 @@ struct Candidates {
   bool fallback = false;
 };
 
+// The grids a layer may use: those of the family, or every grid (empty filter) when the family is
+// `any` or none of its grids fits the layer (then `fallback` is set).
+GridFilter family_filter(GridFamily family, const ConvShape& shape, int64_t procs, bool& fallback) {
+  fallback = false;
+  if (family == GridFamily::any) return {};
+  const std::vector<GridDims> grids = all_grids(procs);
+  fallback = std::none_of(grids.begin(), grids.end(), [&](const GridDims& g) {
+    return g.fits(shape) && in_family(family, g, procs);
+  });
+  if (fallback) return {};
+  return [family, procs](const GridDims& g) { return in_family(family, g, procs); };
+}
+
 Candidates candidates_for(const std::string& name, const ConvShape& shape,
                           const NetworkPlanOptions& no) {
   const PlanOptions& o = no.layer;
   const int64_t procs = o.procs;
-  GridFilter allowed;
   Candidates c;
-  if (no.family != GridFamily::any) {
-    const auto fits = [&](const GridDims& g) { return g.fits(shape) && in_family(no.family, g, procs); };
-    const std::vector<GridDims> grids = all_grids(procs);
-    c.fallback = std::none_of(grids.begin(), grids.end(), fits);
-    if (!c.fallback) allowed = [&no, procs](const GridDims& g) { return in_family(no.family, g, procs); };
-  }
+  const GridFilter allowed = family_filter(no.family, shape, procs, c.fallback);
   try {
     c.plans = best_layer_plans(shape, o, static_cast<size_t>(std::max(1, no.candidates)), allowed);
     // Data parallelism moves no activation between layers: always a candidate when allowed.
@@ -112,6 +119,26 @@ Candidates candidates_for(const std::string& name, const ConvShape& shape,
     throw InputError(fmt::format("layer '{}': {}", name, e.what()));
   }
   return c;
+}
+
+// The error for a memory limit some layer cannot meet: it names the first such layer and the
+// smallest limit under which every layer has a grid (the largest of the layers' smallest needs).
+[[noreturn]] void throw_memory_error(const Network& net, const std::vector<ComputeLayer>& compute,
+                                     const std::vector<ConvShape>& shapes, const NetworkPlanOptions& no,
+                                     size_t failed) {
+  PlanOptions unlimited = no.layer;
+  unlimited.mem_per_rank_bytes.reset();
+  int64_t needed = 0;
+  for (size_t i = 0; i < compute.size(); ++i) {
+    bool fallback = false;
+    const GridFilter allowed = family_filter(no.family, shapes[i], no.layer.procs, fallback);
+    needed = std::max(needed, smallest_memory_bytes(shapes[i], unlimited, allowed));
+  }
+  throw InputError(fmt::format(
+      "layer '{}' ({}) fits under no grid of {} ranks in {} per rank; the smallest limit that "
+      "works for the whole network is {} ({} bytes)",
+      net.layers()[compute[failed].layer].name, shapes[failed].to_string(), no.layer.procs,
+      format_bytes(*no.layer.mem_per_rank_bytes), format_bytes(needed), needed));
 }
 
 }  // namespace
@@ -217,7 +244,12 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
 
   std::vector<Candidates> cand;
   for (size_t i = 0; i < L; ++i) {
-    cand.push_back(candidates_for(net.layers()[compute[i].layer].name, shapes[i], no));
+    try {
+      cand.push_back(candidates_for(net.layers()[compute[i].layer].name, shapes[i], no));
+    } catch (const InputError&) {
+      if (!o.mem_per_rank_bytes) throw;
+      throw_memory_error(net, compute, shapes, no, i);
+    }
   }
 
   EdgeCosts costs(o);

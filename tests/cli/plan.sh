@@ -53,7 +53,16 @@ expect_fail_with "nosuch" plan --network nosuch --procs 4
 expect_fail_with "--batch 0" plan --network resnet50 --batch 0 --procs 4
 expect_fail_with "--shape or --network" plan --procs 4
 expect_fail_with "excludes" plan --network resnet50 --shape "$shape" --procs 4
-expect_fail_with "conv1" plan --network resnet50 --procs 4 --mem-per-rank 1KiB
+set +e
+run_one plan --network resnet50 --batch 64 --procs 4 --mem-per-rank 1KiB > /dev/null 2> netmem.txt
+status=$?
+set -e
+[[ $status -eq 1 ]] || fail "unmeetable network memory limit: exit status $status, expected 1"
+grep -q "layer 'conv1'" netmem.txt || fail "the network memory message does not name the layer: $(< netmem.txt)"
+smallest=$(sed -n 's/.*smallest limit that works for the whole network is .* (\([0-9]*\) bytes).*/\1/p' netmem.txt)
+[[ -n "$smallest" ]] || fail "the network memory message does not give the smallest limit: $(< netmem.txt)"
+run_one plan --network resnet50 --batch 64 --procs 4 --mem-per-rank "$smallest" > /dev/null \
+  || fail "the smallest network limit the message gave ($smallest bytes) does not work"
 
 expect_fail_with "--procs 0" plan --shape "$shape" --procs 0
 expect_fail_with "unknown-profile" plan --shape "$shape" --procs 4 --profile unknown-profile
