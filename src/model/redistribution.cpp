@@ -183,7 +183,9 @@ int64_t redistribution_words(const LayerLayout& from, const LayerLayout& to, int
   return wanted.size() - slice_overlap(held, a.tensor(), wanted, b.tensor());
 }
 
-int64_t redistribution_messages(const LayerLayout& from) { return from.dims().size() > 1 ? 1 : 0; }
+int64_t redistribution_messages(int64_t ranks, const RedistributionStats& stats) {
+  return ranks > 1 && stats.max_words > 0 ? 1 : 0;
+}
 
 RedistributionFigures redistribution_figures(const Placement& from, const Placement& to) {
   validate_redistribution(from, to);

@@ -10,9 +10,11 @@
 //                 receives from OTHER ranks. Every element counts, read by B or not (the
 //                 unread-pixel filter of all-gathers does not apply: an at-rest distribution
 //                 holds every element, and the redistribution must deliver all of them);
-//   messages(r) = 1 when P > 1, else 0: the all-to-all is one collective over all P ranks, and
-//                 a collective over q > 1 ranks counts one message on every member whatever it
-//                 receives (comm/traffic.hpp).
+//   messages(r) = 1 when P > 1 and some rank receives a word, else 0: the all-to-all is one
+//                 collective over all P ranks, and a collective over q > 1 ranks counts one
+//                 message on every member whatever it receives (comm/traffic.hpp); when no rank
+//                 receives anything every rank knows it from the two distributions, and the
+//                 all-to-all is not run.
 // The backward pass moves the gradient the other way: rank r receives |old slice of r| minus the
 // same intersection. Rank numbers, not grid coordinates, identify a rank across the two
 // distributions: rank r sits at from.dims().coord_of(r) in A's grid and at to.dims().coord_of(r)
@@ -74,13 +76,14 @@ int64_t slice_overlap(const Slice& s, const Box4& s_tensor, const Slice& t, cons
 // above; InputError for a rank outside [0, P)). Cost: O(1) boxes per slice.
 int64_t redistribution_words(const LayerLayout& from, const LayerLayout& to, int64_t rank);
 
-// Messages every rank counts for the redistribution's all-to-all: 1 when P > 1, else 0.
-int64_t redistribution_messages(const LayerLayout& from);
-
 struct RedistributionStats {
   int64_t max_words = 0;
   double mean_words = 0;
 };
+
+// Messages every rank counts for one direction of a redistribution on P ranks: 1 when P > 1 and
+// some rank receives words (stats.max_words > 0), else 0.
+int64_t redistribution_messages(int64_t ranks, const RedistributionStats& stats);
 
 struct RedistributionFigures {
   RedistributionStats forward;   // the activation, from -> to

@@ -57,13 +57,12 @@ class EdgeCosts {
     const RedistributionFigures r = redistribution_figures(from, to);
     EdgeFigures f;
     f.residual = e.residual;
-    const int64_t messages = ga.size() > 1 ? 1 : 0;
     const auto add = [&](const RedistributionStats& s) {
       f.words_max += s.max_words;
       f.words_mean += s.mean_words;
       PassVolume v;
       v.all_gather = s.max_words;  // pass_time counts words whatever their collective
-      v.messages = messages;
+      v.messages = redistribution_messages(ga.size(), s);
       f.time_s += pass_time(o_.profile, v, 0);
     };
     add(r.forward);
