@@ -7,7 +7,9 @@
 #include <span>
 
 #include "comm/collectives.hpp"
+#include "algo/input_gradient.hpp"
 #include "comm/exchange.hpp"
+#include "layout/fibre_slices.hpp"
 #include "layout/pack.hpp"
 
 namespace convgrid {
@@ -43,7 +45,6 @@ GridConv::GridConv(const ConvShape& shape, const ProcessGrid& grid, Backend back
       layout_(shape, grid.dims()),
       local_(layout_.local_shape(grid.coord()), /*with_bias=*/false, backend) {
   const GridCoord g = coord();
-  const GridDims& d = grid.dims();
   in_block_box_ = layout_.in_block(g);
   in_needed_box_ = layout_.in_needed(g);
   out_box_ = layout_.out_block(g);
@@ -51,24 +52,13 @@ GridConv::GridConv(const ConvShape& shape, const ProcessGrid& grid, Backend back
   halo_send_ = layout_.halo_send(g);
   for (const HaloPiece& p : halo_recv_) halo_recv_words_ += p.words;
   for (const HaloPiece& p : halo_send_) halo_send_words_ += p.words;
-  for (int64_t j = 0; j < d.Pk; ++j) {
-    GridCoord o = g;
-    o.k = j;
-    in_slices_.push_back(layout_.in_slice(o));
-    in_counts_.push_back(layout_.read_count(in_slices_.back()));
-  }
-  for (int64_t j = 0; j < d.Pc; ++j) {
-    GridCoord o = g;
-    o.c = j;
-    out_slices_.push_back(layout_.out_slice(o));
-    out_counts_.push_back(out_slices_.back().size());
-  }
-  const Box4 kb = layout_.ker_block(g);
-  for (int64_t j = 0; j < d.nhw_size(); ++j) {
-    Range r = balanced_block(kb.volume(), d.nhw_size(), j);
-    ker_counts_.push_back(r.size());
-    ker_displs_.push_back(r.begin);
-  }
+  const FibreSlices f(layout_, g);
+  in_slices_ = f.in;
+  in_counts_ = f.in_read;
+  out_slices_ = f.out;
+  out_counts_ = f.out_size;
+  ker_counts_ = f.ker_size;
+  for (const Slice& k : f.ker) ker_displs_.push_back(k.flat.begin);
   in_displs_ = prefix_displs(in_counts_);
   input_in_place_ = layout_.input_in_place(g);
   out_displs_ = prefix_displs(out_counts_);
@@ -213,28 +203,7 @@ void GridConv::backward_data(const float* dout, const float* ker, float* din,
   float* dneeded = ensure(din_needed_, in_needed_box_.volume());
   timed_compute([&] { local_.backward_data(dout_local_, ker_local_, dneeded); });
 
-  timed_comm([&] {
-    const ReadPixels* read = &layout_.read();
-    // dIn~[owned block] := own part + reverse halo from the ranks that read the owned pixels.
-    float* dblock = ensure(din_block_, in_block_box_.volume());
-    std::fill(dblock, dblock + in_block_box_.volume(), 0.0f);
-    copy_box(Slice::whole(in_needed_box_.intersect(in_block_box_)), read, in_needed_box_, dneeded,
-             in_block_box_, dblock);
-    // The reverse halo sends what the forward halo received, and receives what it sent.
-    float* send = ensure(send_, std::max(halo_recv_words_, total(in_counts_)));
-    float* recv = ensure(recv_, std::max(halo_send_words_, in_counts_[coord().k]));
-    exchange_pieces(halo_recv_, in_needed_box_, dneeded, halo_send_, in_block_box_, dblock,
-                    /*add=*/true, send, recv, traffic);
-    // dIn[n,c | k-slice] := reduce-scatter of the owned block over k-fibre (read pixels only).
-    for (size_t j = 0; j < in_slices_.size(); ++j) {
-      pack_box(in_slices_[j], read, in_block_box_, dblock, send + in_displs_[j]);
-    }
-    const int64_t me = coord().k;
-    reduce_scatter(grid_.k_fibre(), cspan(send, total(in_counts_)), mspan(recv, in_counts_[me]),
-                   in_counts_, traffic);
-    if (!read->all_read()) std::fill(din, din + in_slices_[me].size(), 0.0f);
-    unpack_slice(in_slices_[me], read, recv, din);
-  });
+  timed_comm([&] { reduce_input_gradient(layout_, grid_, dneeded, din, din_buffers_, traffic); });
 }
 
 void GridConv::backward_weights(const float* dout, const float* in, float* dker,

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "algo/input_gradient.hpp"
 #include "comm/exchange.hpp"
 #include "comm/traffic.hpp"
 #include "convgrid/local_conv.hpp"
@@ -102,7 +103,8 @@ class GridConv {
   const float* dout_local_ = nullptr;
 
   Buffer in_block_, in_needed_, ker_block_, dout_block_, out_partial_;
-  Buffer din_needed_, din_block_, dker_block_, send_, recv_;
+  Buffer din_needed_, dker_block_, send_, recv_;
+  InputGradientBuffers din_buffers_;
 };
 
 }  // namespace convgrid

@@ -11,7 +11,9 @@
 namespace convgrid {
 
 Request::Request(MPI_Request request, const char* call, MpiParts parts)
-    : request_(request), call_(call), parts_(std::move(parts)) {}
+    : request_(request), call_(call), parts_(std::move(parts)) {
+  if (pending()) ++outstanding_;
+}
 
 Request::Request(Request&& other) noexcept
     : request_(std::exchange(other.request_, MPI_REQUEST_NULL)),
@@ -41,6 +43,7 @@ void Request::finish() noexcept {
 void Request::wait() {
   if (!pending()) return;
   const int rc = MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  --outstanding_;  // MPI_Wait releases the request whatever it returns
   if (rc != MPI_SUCCESS) check_mpi(rc, fmt::format("MPI_Wait for {}", call_));
   parts_ = {};
 }
@@ -50,7 +53,10 @@ bool Request::test() {
   int done = 0;
   const int rc = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS) check_mpi(rc, fmt::format("MPI_Test for {}", call_));
-  if (done) parts_ = {};
+  if (done) {
+    --outstanding_;
+    parts_ = {};
+  }
   return done != 0;
 }
 

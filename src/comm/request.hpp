@@ -28,6 +28,8 @@ class Request {
   // True when the operation has completed (then nothing is pending); never blocks.
   bool test();
   bool pending() const { return request_ != MPI_REQUEST_NULL; }
+  // Requests of this process posted and not yet completed (tests assert none is left).
+  static int64_t outstanding() { return outstanding_; }
 
  private:
   void finish() noexcept;
@@ -35,6 +37,7 @@ class Request {
   MPI_Request request_ = MPI_REQUEST_NULL;
   const char* call_ = "";
   MpiParts parts_;
+  static inline int64_t outstanding_ = 0;
 };
 
 }  // namespace convgrid

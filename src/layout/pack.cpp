@@ -62,3 +62,69 @@ void copy_box(const Slice& region, const ReadPixels* read, const Box4& src_box, 
 }
 
 }  // namespace convgrid
+
+namespace convgrid {
+namespace {
+
+// Calls f(a, b, y, x0, x1, slice_offset) for the read runs of `region` clipped to `part`.
+template <class F>
+void for_each_part_run(const Slice& region, const ReadPixels* read, const Box4& part, F&& f) {
+  for_each_read_run(region, read, [&](int64_t a, int64_t b, int64_t y, int64_t x0, int64_t x1, int64_t off) {
+    if (!part.r[0].contains(a) || !part.r[1].contains(b) || !part.r[2].contains(y)) return;
+    const Range xs = Range{x0, x1}.intersect(part.r[3]);
+    if (!xs.empty()) f(a, b, y, xs.begin, xs.end, off + (xs.begin - x0));
+  });
+}
+
+}  // namespace
+
+int64_t count_part(const Slice& region, const ReadPixels* read, const Box4& part) {
+  int64_t n = 0;
+  for_each_box(region, [&](const Box4& b) {
+    const Box4 c = b.intersect(part);
+    n += read == nullptr ? c.volume()
+                         : c.extent(0) * c.extent(1) * read->rows_in(c.r[2]) * read->cols_in(c.r[3]);
+  });
+  return n;
+}
+
+int64_t pack_part(const Slice& region, const ReadPixels* read, const Box4& part, const float* src,
+                  float* out) {
+  int64_t n = 0;
+  for_each_part_run(region, read, part, [&](int64_t, int64_t, int64_t, int64_t x0, int64_t x1, int64_t off) {
+    std::copy(src + off, src + off + (x1 - x0), out + n);
+    n += x1 - x0;
+  });
+  return n;
+}
+
+int64_t unpack_part(const Slice& region, const ReadPixels* read, const Box4& part, const float* in,
+                    const Box4& dst_box, float* dst, bool add) {
+  int64_t n = 0;
+  for_each_part_run(region, read, part, [&](int64_t a, int64_t b, int64_t y, int64_t x0, int64_t x1, int64_t) {
+    float* d = dst + dst_box.offset(a, b, y, x0);
+    if (add) {
+      for (int64_t i = 0; i < x1 - x0; ++i) d[i] += in[n + i];
+    } else {
+      std::copy(in + n, in + n + (x1 - x0), d);
+    }
+    n += x1 - x0;
+  });
+  return n;
+}
+
+int64_t unpack_part_to_slice(const Slice& region, const ReadPixels* read, const Box4& part,
+                             const float* in, float* dst, bool add) {
+  int64_t n = 0;
+  for_each_part_run(region, read, part, [&](int64_t, int64_t, int64_t, int64_t x0, int64_t x1, int64_t off) {
+    if (add) {
+      for (int64_t i = 0; i < x1 - x0; ++i) dst[off + i] += in[n + i];
+    } else {
+      std::copy(in + n, in + n + (x1 - x0), dst + off);
+    }
+    n += x1 - x0;
+  });
+  return n;
+}
+
+}  // namespace convgrid

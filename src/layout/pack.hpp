@@ -52,3 +52,20 @@ void copy_box(const Slice& region, const ReadPixels* read, const Box4& src_box, 
               const Box4& dst_box, float* dst);
 
 }  // namespace convgrid
+
+namespace convgrid {
+
+// The part of a slice inside a box (a panel of a streamed algorithm): its read pixels, in the
+// slice's own order. count_part needs O(1) work (a slice is at most 7 boxes); pack_part reads the
+// part from the slice's own storage, unpack_part writes (or adds) it into a box buffer.
+int64_t count_part(const Slice& region, const ReadPixels* read, const Box4& part);
+int64_t pack_part(const Slice& region, const ReadPixels* read, const Box4& part, const float* src,
+                  float* out);
+int64_t unpack_part(const Slice& region, const ReadPixels* read, const Box4& part, const float* in,
+                    const Box4& dst_box, float* dst, bool add);
+// The reverse of pack_part: packed values of the part back into the slice's own storage
+// (written, or added when `add`).
+int64_t unpack_part_to_slice(const Slice& region, const ReadPixels* read, const Box4& part,
+                             const float* in, float* dst, bool add);
+
+}  // namespace convgrid

@@ -17,25 +17,15 @@
 #include "comm/communicator.hpp"
 #include "layout/pack.hpp"
 #include "../awkward_shapes.hpp"
+#include "tensor_helpers.hpp"
 
 namespace convgrid {
 namespace {
 
 using ::convgrid::test_data::kAwkwardShapes;
 
-std::vector<float> random_tensor(int64_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  return v;
-}
-
-std::vector<float> slice_of(const Slice& s, const Box4& global, const std::vector<float>& t) {
-  std::vector<float> out(s.size());
-  pack_box(s, nullptr, global, t.data(), out.data());
-  return out;
-}
+using ::convgrid::test_data::random_tensor;
+using ::convgrid::test_data::slice_of;
 
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, float scale,
                   const char* what) {

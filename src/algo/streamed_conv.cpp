@@ -1,0 +1,318 @@
+// The streamed grid algorithm's three passes (see streamed_conv.hpp for the data movement).
+#include "algo/streamed_conv.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "algo/input_gradient.hpp"
+#include "comm/collectives.hpp"
+#include "convgrid/error.hpp"
+#include "comm/exchange.hpp"
+#include "layout/fibre_slices.hpp"
+#include "layout/pack.hpp"
+#include "model/streamed_volume.hpp"
+
+namespace convgrid {
+namespace {
+
+float* ensure(Buffer& b, int64_t n) {
+  if (b.size() < n) b = Buffer(n);
+  return b.data();
+}
+
+int64_t total(const std::vector<int64_t>& counts) {
+  return std::accumulate(counts.begin(), counts.end(), int64_t{0});
+}
+
+std::vector<int64_t> prefix(const std::vector<int64_t>& counts) {
+  std::vector<int64_t> d(counts.size(), 0);
+  for (size_t i = 1; i < counts.size(); ++i) d[i] = d[i - 1] + counts[i - 1];
+  return d;
+}
+
+std::span<const float> cspan(const float* p, int64_t n) { return {p, static_cast<size_t>(n)}; }
+std::span<float> mspan(float* p, int64_t n) { return {p, static_cast<size_t>(n)}; }
+
+Box4 with(Box4 b, int dim, Range r) {
+  b.r[dim] = b.r[dim].intersect(r);
+  return b;
+}
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// dst[i] += src[i]: a panel's contribution to the accumulated result.
+void add_into(float* dst, const float* src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+}
+
+}  // namespace
+
+StreamedConv::StreamedConv(const ConvShape& shape, const ProcessGrid& grid, StreamOptions options,
+                           Backend backend)
+    : grid_(grid), layout_(shape, grid.dims()), options_(options), backend_(backend) {
+  if (options_.panels < 1 || options_.pieces < 1) {
+    throw InputError(fmt::format("streaming needs panels >= 1 and pieces >= 1 (got {} and {})",
+                                 options_.panels, options_.pieces));
+  }
+  const GridCoord g = coord();
+  in_block_box_ = layout_.in_block(g);
+  in_needed_box_ = layout_.in_needed(g);
+  out_box_ = layout_.out_block(g);
+  ker_box_ = layout_.ker_block(g);
+  halo_recv_ = layout_.halo_recv(g);
+  halo_send_ = layout_.halo_send(g);
+  const FibreSlices f(layout_, g);
+  in_slices_ = f.in;
+  out_slices_ = f.out;
+  out_counts_ = f.out_size;
+  ker_slices_ = f.ker;
+  ker_counts_ = f.ker_size;
+  input_in_place_ = layout_.input_in_place(g);
+}
+
+std::vector<Range> StreamedConv::panels(Pass p) const {
+  return stream_panels(layout_, coord(), p, options_.panels);
+}
+
+StreamedConv::Gather StreamedConv::make_gather(const Communicator& fibre,
+                                               const std::vector<Slice>& slices,
+                                               const ReadPixels* read, const Box4& part,
+                                               int64_t me) const {
+  Gather g{&fibre, &slices, read, part, {}, {}, me};
+  for (const Slice& s : slices) g.counts.push_back(count_part(s, read, part));
+  g.displs = prefix(g.counts);
+  return g;
+}
+
+Request StreamedConv::post(const Gather& g, const float* slice, Buffer& send, Buffer& recv,
+                           TrafficCounter& traffic) {
+  const int64_t mine = g.counts[g.me];
+  float* s = ensure(send, mine);
+  float* r = ensure(recv, total(g.counts));
+  pack_part((*g.slices)[g.me], g.read, g.part, slice, s);
+  return all_gather_v_async(*g.fibre, cspan(s, mine), mspan(r, total(g.counts)), g.counts,
+                            g.displs, traffic);
+}
+
+void StreamedConv::finish(const Gather& g, const Buffer& recv, Buffer& block) {
+  float* b = ensure(block, g.part.volume());
+  for (size_t j = 0; j < g.slices->size(); ++j) {
+    unpack_part((*g.slices)[j], g.read, g.part, recv.data() + g.displs[j], g.part, b, false);
+  }
+}
+
+void StreamedConv::halo_into(const Box4& part, const float* owned, float* needed,
+                             TrafficCounter& traffic) {
+  const ReadPixels* read = &layout_.read();
+  Box4 need = in_needed_box_;
+  need.r[0] = part.r[0];
+  need.r[1] = part.r[1];
+  copy_box(Slice::whole(need.intersect(part)), read, part, owned, need, needed);
+  const auto clip = [&](const Box4& b) { return with(with(b, 0, part.r[0]), 1, part.r[1]); };
+  int64_t send_words = 0, recv_words = 0;
+  for (const HaloPiece& p : halo_send_) send_words += count_part(Slice::whole(clip(p.box)), read, clip(p.box));
+  for (const HaloPiece& p : halo_recv_) recv_words += count_part(Slice::whole(clip(p.box)), read, clip(p.box));
+  float* send = ensure(halo_send_buf_, send_words);
+  float* recv = ensure(halo_recv_buf_, recv_words);
+  sends_.clear();
+  recvs_.clear();
+  int64_t offset = 0;
+  for (const HaloPiece& p : halo_send_) {
+    const Box4 b = clip(p.box);
+    const int64_t n = pack_box(Slice::whole(b), read, part, owned, send + offset);
+    sends_.push_back({static_cast<int>(p.peer), send + offset, n});
+    offset += n;
+  }
+  offset = 0;
+  for (const HaloPiece& p : halo_recv_) {
+    const Box4 b = clip(p.box);
+    const int64_t n = count_part(Slice::whole(b), read, b);
+    recvs_.push_back({static_cast<int>(p.peer), recv + offset, n});
+    offset += n;
+  }
+  exchange(grid_.spatial(), sends_, recvs_, traffic);
+  offset = 0;
+  for (const HaloPiece& p : halo_recv_) {
+    const Box4 b = clip(p.box);
+    offset += unpack_box(Slice::whole(b), read, recv + offset, need, needed, false);
+  }
+}
+
+LocalConv& StreamedConv::local(const ConvShape& s) {
+  const auto key = std::make_tuple(s.N, s.C, s.K);
+  auto it = locals_.find(key);
+  if (it == locals_.end()) it = locals_.try_emplace(key, s, /*with_bias=*/false, backend_).first;
+  return it->second;
+}
+
+template <class Op>
+void StreamedConv::compute_in_pieces(int64_t n, std::vector<Request>& pending, Op&& op) {
+  const int64_t pieces = std::min(options_.pieces, n);
+  for (int64_t i = 0; i < pieces; ++i) {
+    const double t = now();
+    op(balanced_block(n, pieces, i));
+    seconds_.compute += now() - t;
+    const double c = now();
+    for (Request& r : pending) r.test();  // lets MPI advance the next panel's gathers
+    seconds_.comm += now() - c;
+  }
+}
+
+// The pipeline every pass runs: panel i's two gathers complete and are unpacked (with the halo of
+// the In panel when `haloed`), panel i+1's are posted, then panel i is computed in pieces while
+// panel i+1's requests are tested.
+template <class Compute>
+void StreamedConv::stream(const std::vector<Gather>& ga, const float* a, const std::vector<Gather>& gb,
+                          const float* b, bool haloed, TrafficCounter& traffic, Compute&& compute) {
+  const auto post_panel = [&](size_t i) {
+    std::vector<Request> r;
+    r.push_back(post(ga[i], a, send_a_[i % 2], recv_a_[i % 2], traffic));
+    r.push_back(post(gb[i], b, send_b_[i % 2], recv_b_[i % 2], traffic));
+    return r;
+  };
+  double t = now();
+  std::vector<Request> current = post_panel(0);
+  seconds_.comm += now() - t;
+  for (size_t i = 0; i < ga.size(); ++i) {
+    t = now();
+    for (Request& r : current) r.wait();
+    finish(ga[i], recv_a_[i % 2], panel_a_);
+    finish(gb[i], recv_b_[i % 2], panel_b_);
+    if (haloed) {
+      Box4 need = in_needed_box_;
+      need.r[0] = ga[i].part.r[0];
+      need.r[1] = ga[i].part.r[1];
+      halo_into(ga[i].part, panel_a_.data(), ensure(needed_, need.volume()), traffic);
+    }
+    std::vector<Request> next = i + 1 < ga.size() ? post_panel(i + 1) : std::vector<Request>{};
+    seconds_.comm += now() - t;
+    compute(i, next);
+    current = std::move(next);
+  }
+}
+
+void StreamedConv::forward(const float* in, const float* ker, float* out, TrafficCounter& traffic) {
+  seconds_ = {};
+  const GridCoord g = coord();
+  const GridDims& d = grid_.dims();
+  const std::vector<Range> ps = panels(Pass::forward);
+  const ConvShape whole = layout_.local_shape(g);
+  const int64_t out_n = whole.K * whole.Ho() * whole.Wo();  // one sample's output
+  float* acc = d.Pc == 1 ? out : ensure(accum_, out_box_.volume());
+  std::vector<Gather> gin, gker;
+  for (const Range& p : ps) {
+    gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), with(in_block_box_, 1, p), g.k));
+    gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, with(ker_box_, 1, p), d.nhw_index(g)));
+  }
+  stream(gin, in, gker, ker, /*haloed=*/true, traffic, [&](size_t i, std::vector<Request>& next) {
+    const float* needed = needed_.data();
+    ConvShape s = whole;
+    s.C = ps[i].size();
+    const int64_t in_n = s.C * s.H * s.W;
+    compute_in_pieces(s.N, next, [&](Range samples) {
+      ConvShape c = s;
+      c.N = samples.size();
+      float* dst = acc + samples.begin * out_n;
+      if (i == 0) {
+        local(c).forward(needed + samples.begin * in_n, panel_b_.data(), nullptr, dst);
+      } else {
+        float* tmp = ensure(temp_, c.N * out_n);
+        local(c).forward(needed + samples.begin * in_n, panel_b_.data(), nullptr, tmp);
+        add_into(dst, tmp, c.N * out_n);
+      }
+    });
+  });
+  if (d.Pc == 1) return;
+  double t = now();
+  // Out[n,k,h,w | c-slice] := reduce-scatter of the partial block over c-fibre.
+  const std::vector<int64_t> displs = prefix(out_counts_);
+  float* send = ensure(stage_send_, total(out_counts_));
+  for (size_t j = 0; j < out_slices_.size(); ++j) {
+    pack_box(out_slices_[j], nullptr, out_box_, acc, send + displs[j]);
+  }
+  reduce_scatter(grid_.c_fibre(), cspan(send, total(out_counts_)), mspan(out, out_counts_[g.c]),
+                 out_counts_, traffic);
+  seconds_.comm += now() - t;
+}
+
+void StreamedConv::backward_data(const float* dout, const float* ker, float* din,
+                                 TrafficCounter& traffic) {
+  seconds_ = {};
+  const GridCoord g = coord();
+  const GridDims& d = grid_.dims();
+  const std::vector<Range> ps = panels(Pass::backward_data);
+  const ConvShape whole = layout_.local_shape(g);
+  const int64_t in_n = whole.C * whole.H * whole.W;  // one sample's needed input
+  float* acc = input_in_place_ ? din : ensure(accum_, in_needed_box_.volume());
+  std::vector<Gather> gdout, gker;
+  for (const Range& p : ps) {
+    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 1, p), g.c));
+    gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, with(ker_box_, 0, p), d.nhw_index(g)));
+  }
+  stream(gdout, dout, gker, ker, /*haloed=*/false, traffic, [&](size_t i, std::vector<Request>& next) {
+    ConvShape s = whole;
+    s.K = ps[i].size();
+    const int64_t out_n = s.K * s.Ho() * s.Wo();
+    compute_in_pieces(s.N, next, [&](Range samples) {
+      ConvShape c = s;
+      c.N = samples.size();
+      float* dst = acc + samples.begin * in_n;
+      if (i == 0) {
+        local(c).backward_data(panel_a_.data() + samples.begin * out_n, panel_b_.data(), dst);
+      } else {
+        float* tmp = ensure(temp_, c.N * in_n);
+        local(c).backward_data(panel_a_.data() + samples.begin * out_n, panel_b_.data(), tmp);
+        add_into(dst, tmp, c.N * in_n);
+      }
+    });
+  });
+  if (input_in_place_) return;
+  const double t = now();
+  reduce_input_gradient(layout_, grid_, acc, din, din_buffers_, traffic);
+  seconds_.comm += now() - t;
+}
+
+void StreamedConv::backward_weights(const float* dout, const float* in, float* dker,
+                                    TrafficCounter& traffic) {
+  seconds_ = {};
+  const GridCoord g = coord();
+  const GridDims& d = grid_.dims();
+  const std::vector<Range> ps = panels(Pass::backward_weights);
+  const ConvShape whole = layout_.local_shape(g);
+  const int64_t in_n = whole.C * whole.H * whole.W, out_n = whole.K * whole.Ho() * whole.Wo();
+  const int64_t ker_n = ker_box_.volume();
+  float* acc = d.nhw_size() == 1 ? dker : ensure(accum_, ker_n);
+  std::vector<Gather> gin, gdout;
+  for (const Range& p : ps) {
+    gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), with(in_block_box_, 0, p), g.k));
+    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 0, p), g.c));
+  }
+  stream(gin, in, gdout, dout, /*haloed=*/true, traffic, [&](size_t i, std::vector<Request>& next) {
+    const float* needed = needed_.data();
+    ConvShape s = whole;
+    s.N = ps[i].size();
+    compute_in_pieces(s.N, next, [&](Range samples) {
+      ConvShape c = s;
+      c.N = samples.size();
+      const bool first = i == 0 && samples.begin == 0;
+      float* dst = first ? acc : ensure(temp_, ker_n);
+      local(c).backward_weights(panel_b_.data() + samples.begin * out_n, needed + samples.begin * in_n,
+                                dst, nullptr);
+      if (!first) add_into(acc, dst, ker_n);
+    });
+  });
+  if (d.nhw_size() == 1) return;
+  // dKer[k,c | nhw-slice] := reduce-scatter of the partial block over nhw-fibre.
+  const double t = now();
+  reduce_scatter(grid_.nhw_fibre(), cspan(acc, ker_n), mspan(dker, ker_counts_[d.nhw_index(g)]),
+                 ker_counts_, traffic);
+  seconds_.comm += now() - t;
+}
+
+}  // namespace convgrid

@@ -1,0 +1,113 @@
+// The streamed grid algorithm (SPEC section 5): the grid algorithm of grid_conv.hpp with the
+// reduction range of each rank's block cut into `b` panels that are gathered, used and dropped
+// one after the other, the gathers of panel i+1 posted (non-blocking) before panel i is
+// computed. With Pc = 1 (forward) it is the CNN analogue of SUMMA (2D), with Pc > 1 the 2.5D
+// one. Per panel P of the reduction range:
+//
+// Forward (P = channels of c_block):
+//   In[n_block, P | rows,cols owned]  := all-gather over k-fibre of the at-rest In slices' parts in P
+//   In[halo, P]                        := point to point over the spatial fibre
+//   Ker[k_block, P, R, S]              := all-gather over nhw-fibre of the flat Ker slices' parts in P
+//   Out~[n,k,h,w | block]             += local convolution of the two panels
+//   then, once:  Out[c-slice]          := reduce-scatter of Out~ over c-fibre
+// Backward-data (P = filters of k_block):
+//   dOut[n_block, P, h,w block]        := all-gather over c-fibre of the Out slices' parts in P
+//   Ker[P, c_block, R, S]              := all-gather over nhw-fibre
+//   dIn~[needed input]                += local backward-data of the two panels
+//   then, once: reverse halo and reduce-scatter over k-fibre, as in the grid algorithm
+// Backward-weights (P = samples of n_block):
+//   In[P, c_block | owned] + halo      := as forward, for the samples of P
+//   dOut[P, k_block, h,w block]        := all-gather over c-fibre
+//   dKer~[k,c | block]                += local backward-weights of the two panels
+//   then, once: dKer[nhw-slice]        := reduce-scatter over nhw-fibre
+//
+// Every element a rank receives is one it receives in the grid algorithm when nothing is held
+// from an earlier pass (grid_pass_volume with Held{}): the panels partition the blocks. Messages:
+// one per panel per gather on a fibre of more than one rank, plus the halo messages of each panel.
+// Overlap: Open MPI advances a non-blocking collective only inside MPI calls, so each panel's
+// local work runs in `pieces` chunks of samples and the next panel's requests are tested
+// between chunks. Nothing is kept between passes (each pass streams its operands again).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "algo/grid_conv.hpp"
+#include "algo/input_gradient.hpp"
+#include "comm/request.hpp"
+
+namespace convgrid {
+
+struct StreamOptions {
+  int64_t panels = 1;  // b: clamped to the reduction range of the rank's block
+  int64_t pieces = 4;  // chunks of samples per panel's local work (requests tested between)
+};
+
+class StreamedConv {
+ public:
+  StreamedConv(const ConvShape& shape, const ProcessGrid& grid, StreamOptions options,
+               Backend backend = Backend::onednn);
+
+  const LayerLayout& layout() const { return layout_; }
+  GridCoord coord() const { return grid_.coord(); }
+  // The panels of pass p on this rank (the reduction range's sub-ranges, global indices).
+  std::vector<Range> panels(Pass p) const;
+
+  // Each call reads and writes this rank's at-rest slices and adds what it received to `traffic`.
+  void forward(const float* in, const float* ker, float* out, TrafficCounter& traffic);
+  void backward_data(const float* dout, const float* ker, float* din, TrafficCounter& traffic);
+  void backward_weights(const float* dout, const float* in, float* dker, TrafficCounter& traffic);
+
+  const PassSeconds& last_seconds() const { return seconds_; }
+
+ private:
+  // One operand's panel gathered over a fibre: each member's at-rest slice, the part of it in
+  // `part` (read pixels only when `read` is set), into a dense buffer of the part box.
+  struct Gather {
+    const Communicator* fibre = nullptr;
+    const std::vector<Slice>* slices = nullptr;  // one per member, in fibre rank order
+    const ReadPixels* read = nullptr;
+    Box4 part;
+    std::vector<int64_t> counts, displs;
+    int64_t me = 0;
+  };
+  Gather make_gather(const Communicator& fibre, const std::vector<Slice>& slices,
+                     const ReadPixels* read, const Box4& part, int64_t me) const;
+  Request post(const Gather& g, const float* slice, Buffer& send, Buffer& recv, TrafficCounter& traffic);
+  void finish(const Gather& g, const Buffer& recv, Buffer& block);
+  // The haloed input of `part` (a sub-box of in_block_box_) from its owned block: own pixels, then
+  // the halo pieces clipped to the part, received over the spatial fibre.
+  void halo_into(const Box4& part, const float* owned, float* needed, TrafficCounter& traffic);
+  template <class Compute>
+  void stream(const std::vector<Gather>& ga, const float* a, const std::vector<Gather>& gb,
+              const float* b, bool haloed, TrafficCounter& traffic, Compute&& compute);
+  LocalConv& local(const ConvShape& s);
+  // Runs `op(chunk_of_samples)` for `pieces` chunks of [0, n), testing `pending` between them.
+  template <class Op>
+  void compute_in_pieces(int64_t n, std::vector<Request>& pending, Op&& op);
+
+  const ProcessGrid& grid_;
+  LayerLayout layout_;
+  StreamOptions options_;
+  Backend backend_;
+  PassSeconds seconds_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, LocalConv> locals_;  // by local (N, C, K)
+
+  Box4 in_block_box_, in_needed_box_, out_box_, ker_box_;
+  std::vector<HaloPiece> halo_recv_, halo_send_;
+  std::vector<Slice> in_slices_, out_slices_, ker_slices_;  // over k-, c- and nhw-fibre
+  std::vector<int64_t> out_counts_, ker_counts_;
+  bool input_in_place_ = false;
+  std::vector<SendMessage> sends_;
+  std::vector<RecvMessage> recvs_;
+
+  // Double-buffered panel storage: [i % 2] for panel i.
+  Buffer send_a_[2], recv_a_[2], send_b_[2], recv_b_[2];
+  Buffer panel_a_, panel_b_, needed_, temp_;
+  Buffer accum_, halo_send_buf_, halo_recv_buf_, stage_send_;
+  InputGradientBuffers din_buffers_;
+};
+
+}  // namespace convgrid

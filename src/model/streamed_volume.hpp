@@ -1,0 +1,25 @@
+// Words and messages each rank receives in one pass of the streamed grid algorithm
+// (algo/streamed_conv.hpp), from the block arithmetic alone, with the counting rules of
+// model/grid_volume.hpp. The panels partition the blocks, so the words of each kind equal the
+// grid algorithm's with nothing held (grid_pass_volume(..., Held{})); the messages are one per
+// panel per gather on a fibre of more than one rank, one per non-empty halo piece per panel, and
+// those of the final reductions. Pure; no MPI.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "convgrid/local_conv.hpp"
+#include "layout/layer_layout.hpp"
+#include "model/grid_volume.hpp"
+
+namespace convgrid {
+
+// The panels of pass p on rank g for `panels` requested (b): the reduction range of the rank's
+// block (channels of c_block for forward, filters of k_block for backward-data, samples of
+// n_block for backward-weights) in min(b, its size) balanced sub-ranges, larger ones first.
+std::vector<Range> stream_panels(const LayerLayout& layout, GridCoord g, Pass p, int64_t panels);
+
+PassVolume streamed_pass_volume(const LayerLayout& layout, GridCoord g, Pass p, int64_t panels);
+
+}  // namespace convgrid
