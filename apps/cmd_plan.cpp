@@ -36,8 +36,13 @@ nlohmann::json plan_json(const std::string& name, const LayerPlan& p, int64_t re
                                               {"memory_bytes", p.memory_bytes},
                                               {"time_s", f.time_s}};
   }
-  return {{"name", name}, {"shape", p.shape.to_string()}, {"grid", p.grid.extents()},
+  return {{"name", name}, {"shape", p.shape.to_string()}, {"grid", p.grid.extents()}, {"panels", p.panels},
           {"redistribution_words", redistribution_words}, {"passes", passes}};
+}
+
+// "2,1,1,2,1", or "2,1,1,2,1 b=8" for the streamed algorithm in 8 panels.
+std::string grid_label(const LayerPlan& p) {
+  return p.panels == 0 ? p.grid.to_string() : fmt::format("{} b={}", p.grid.to_string(), p.panels);
 }
 
 void print_header() {
@@ -50,7 +55,7 @@ void print_plan(const std::string& name, const LayerPlan& p, const std::optional
     const PassFigures& f = p.passes[i];
     const double ratio = f.lower_bound_words > 0 ? f.volume.max_words / f.lower_bound_words : 0;
     fmt::print("{:<22} {:<20} {:<17} {:>12} {:>14.1f} {:>12.0f} {:>7} {:>11} {:>12} {:>11.3f}\n",
-               i == 0 ? name : "", i == 0 ? p.grid.to_string() : "", pass_name(f.pass),
+               i == 0 ? name : "", i == 0 ? grid_label(p) : "", pass_name(f.pass),
                f.volume.max_words, f.volume.mean_words, f.lower_bound_words,
                ratio > 0 ? fmt::format("{:.2f}", ratio) : "-",
                i == 0 ? format_bytes(p.memory_bytes) : "",
@@ -88,6 +93,10 @@ int run_layer_plan(const PlanCliOptions& c, const PlanOptions& o) {
   print_plan("layer", plan, dp);
   fmt::print("total words (busiest rank, summed over passes): {}; data parallelism: {}; modelled time {:.3f} ms\n",
              plan.words(), dp ? fmt::format("{}", dp->words()) : "n/a (P > N)", plan.time_s() * 1e3);
+  if (plan.panels > 0) {
+    fmt::print("streamed (SPEC section 5) in {} panels to fit the memory limit: nothing is kept between passes\n",
+               plan.panels);
+  }
   if (!c.json.empty()) {
     write_json(c.json, {{"procs", o.procs}, {"objective", c.flags.objective}, {"profile", o.profile.name},
                         {"layers", nlohmann::json::array({plan_json("layer", plan, 0)})},

@@ -9,6 +9,7 @@
 
 #include "convgrid/error.hpp"
 #include "plan/layer_planner.hpp"
+#include "throws_input_error.hpp"
 
 namespace convgrid {
 namespace {
@@ -48,6 +49,7 @@ TEST(LayerPlanner, PrunedSearchEqualsExhaustiveSearch) {
           PlanOptions o;
           o.procs = P;
           o.objective = obj;
+          o.allow_streaming = false;  // the grid algorithm alone (streaming: below)
           o.profile = load_profile("ib100-cpu");
           if (train) o.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
           SCOPED_TRACE(fmt::format("{} P={} {} {}", text, P, obj == Objective::time ? "time" : "volume",
@@ -93,6 +95,27 @@ TEST(LayerPlanner, DataParallelWhenWeightsAreSmall) {
   o.profile = load_profile("ib100-cpu");
   EXPECT_EQ(plan_layer(ConvShape::parse("N=64,C=8,H=32,W=32,K=8,R=3,S=3,pad=1"), o).grid,
             (GridDims{8, 1, 1, 1, 1}));
+}
+
+// Issue #5's target: a third of the unconstrained plan's memory still yields a plan (ResNet-50's
+// res5 3x3 layer, batch 256, P = 512, training passes): the streamed algorithm, whose words are the
+// grid algorithm's with nothing held, under the limit on every rank.
+TEST(LayerPlanner, StreamingMeetsAThirdOfTheMemory) {
+  const ConvShape s = ConvShape::parse("N=256,C=512,H=7,W=7,K=512,R=3,S=3,pad=1");
+  PlanOptions o;
+  o.procs = 512;
+  o.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
+  o.profile = load_profile("ib100-cpu");
+  const LayerPlan free = plan_layer(s, o);
+  EXPECT_EQ(free.panels, 0);
+  o.mem_per_rank_bytes = free.memory_bytes / 3;
+  const LayerPlan lean = plan_layer(s, o);
+  EXPECT_GT(lean.panels, 0);
+  EXPECT_LE(lean.memory_bytes, *o.mem_per_rank_bytes);
+  EXPECT_GE(lean.words(), free.words());  // nothing held between passes
+  // Without streaming the same limit has no plan, and its message names a larger limit.
+  o.allow_streaming = false;
+  EXPECT_TRUE(throws_input_error([&] { plan_layer(s, o); }, {"smallest limit that works"}));
 }
 
 TEST(LayerPlanner, ParsesMemorySizes) {

@@ -16,8 +16,13 @@ namespace convgrid {
 namespace {
 
 // Grows `b` to at least n elements (allocates only when it is too small).
+// Grows `b` to at least n elements (allocates only when it is too small, freeing the old buffer
+// first, so that the peak of the tracked bytes is the sum of the final sizes, as modelled).
 float* ensure(Buffer& b, int64_t n) {
-  if (b.size() < n) b = Buffer(n);
+  if (b.size() < n) {
+    b = Buffer();
+    b = Buffer(n);
+  }
   return b.data();
 }
 
@@ -203,7 +208,8 @@ void GridConv::backward_data(const float* dout, const float* ker, float* din,
   float* dneeded = ensure(din_needed_, in_needed_box_.volume());
   timed_compute([&] { local_.backward_data(dout_local_, ker_local_, dneeded); });
 
-  timed_comm([&] { reduce_input_gradient(layout_, grid_, dneeded, din, din_buffers_, traffic); });
+  timed_comm([&] { reduce_input_gradient(layout_, grid_, dneeded, din,
+                                         {din_block_, din_send_, din_recv_, sends_, recvs_}, traffic); });
 }
 
 void GridConv::backward_weights(const float* dout, const float* in, float* dker,

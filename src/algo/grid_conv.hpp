@@ -104,7 +104,7 @@ class GridConv {
 
   Buffer in_block_, in_needed_, ker_block_, dout_block_, out_partial_;
   Buffer din_needed_, dker_block_, send_, recv_;
-  InputGradientBuffers din_buffers_;
+  Buffer din_block_, din_send_, din_recv_;  // algo/input_gradient's
 };
 
 }  // namespace convgrid

@@ -11,8 +11,8 @@
 
 namespace convgrid {
 
-void reduce_input_gradient(const LayerLayout& L, const ProcessGrid& grid, const float* needed,
-                           float* din, InputGradientBuffers& b, TrafficCounter& traffic) {
+void reduce_input_gradient(const LayerLayout& L, const ProcessGrid& grid, float* needed,
+                           float* din, const InputGradientBuffers& b, TrafficCounter& traffic) {
   const GridCoord g = grid.coord();
   const ReadPixels* read = &L.read();
   const Box4 block_box = L.in_block(g), needed_box = L.in_needed(g);
@@ -24,16 +24,22 @@ void reduce_input_gradient(const LayerLayout& L, const ProcessGrid& grid, const 
   for (const HaloPiece& p : halo_recv) halo_in += p.words;
   for (const HaloPiece& p : halo_send) halo_out += p.words;
   const int64_t all = std::accumulate(counts.begin(), counts.end(), int64_t{0});
-  const auto grow = [](Buffer& buf, int64_t n) {
-    if (buf.size() < n) buf = Buffer(n);
+  const auto grow = [](Buffer& buf, int64_t n) {  // the old buffer is freed first (see grid_conv.cpp)
+    if (buf.size() < n) {
+      buf = Buffer();
+      buf = Buffer(n);
+    }
     return buf.data();
   };
-  float* dblock = grow(b.block, block_box.volume());
   float* send = grow(b.send, std::max(halo_in, all));
   float* recv = grow(b.recv, std::max(halo_out, counts[g.k]));
-
-  std::fill(dblock, dblock + block_box.volume(), 0.0f);
-  copy_box(Slice::whole(needed_box.intersect(block_box)), read, needed_box, needed, block_box, dblock);
+  // Without halo either way the needed input is the owned block: reduce it where it lies.
+  const bool same = needed_box == block_box;
+  float* dblock = same ? needed : grow(b.block, block_box.volume());
+  if (!same) {
+    std::fill(dblock, dblock + block_box.volume(), 0.0f);
+    copy_box(Slice::whole(needed_box.intersect(block_box)), read, needed_box, needed, block_box, dblock);
+  }
   // The reverse halo sends what the forward halo received, and receives what it sent.
   b.sends.clear();
   b.recvs.clear();

@@ -14,15 +14,21 @@
 
 namespace convgrid {
 
-// Buffers kept between calls (grown on first use).
+// Buffers kept between calls (grown on first use), by reference so that a caller can lend ones it
+// does not need at this point: `block` (the owned block; untouched when the needed input is the
+// owned block), `send` (max(halo received, read pixels of the k-fibre's slices)) and `recv`
+// (max(halo sent, read pixels of the own slice)).
 struct InputGradientBuffers {
-  Buffer block, send, recv;
-  std::vector<SendMessage> sends;
-  std::vector<RecvMessage> recvs;
+  Buffer& block;
+  Buffer& send;
+  Buffer& recv;
+  std::vector<SendMessage>& sends;
+  std::vector<RecvMessage>& recvs;
 };
 
-// `needed` holds dIn~ on layout.in_needed(g); writes the rank's at-rest dIn slice to `din`.
-void reduce_input_gradient(const LayerLayout& layout, const ProcessGrid& grid, const float* needed,
-                           float* din, InputGradientBuffers& buffers, TrafficCounter& traffic);
+// `needed` holds dIn~ on layout.in_needed(g) and is consumed (used as the owned block when the two
+// are the same box); writes the rank's at-rest dIn slice to `din`.
+void reduce_input_gradient(const LayerLayout& layout, const ProcessGrid& grid, float* needed,
+                           float* din, const InputGradientBuffers& buffers, TrafficCounter& traffic);
 
 }  // namespace convgrid

@@ -19,8 +19,13 @@
 namespace convgrid {
 namespace {
 
+// Grows `b` to at least n elements (allocates only when it is too small, freeing the old buffer
+// first, so that the peak of the tracked bytes is the sum of the final sizes, as modelled).
 float* ensure(Buffer& b, int64_t n) {
-  if (b.size() < n) b = Buffer(n);
+  if (b.size() < n) {
+    b = Buffer();
+    b = Buffer(n);
+  }
   return b.data();
 }
 
@@ -204,7 +209,12 @@ void StreamedConv::forward(const float* in, const float* ker, float* out, Traffi
   const std::vector<Range> ps = panels(Pass::forward);
   const ConvShape whole = layout_.local_shape(g);
   const int64_t out_n = whole.K * whole.Ho() * whole.Wo();  // one sample's output
-  float* acc = d.Pc == 1 ? out : ensure(accum_, out_box_.volume());
+  // With Pc = 1 the rank's Out slice is its whole block: sum into it. Otherwise sum into accum_ in
+  // the c-fibre's slice order, which the reduce-scatter then sends as it is.
+  const bool in_slice_order = d.Pc > 1;
+  float* acc = in_slice_order ? ensure(accum_, out_box_.volume()) : out;
+  if (in_slice_order) std::fill(acc, acc + out_box_.volume(), 0.0f);
+  const std::vector<int64_t> displs = prefix(out_counts_);
   std::vector<Gather> gin, gker;
   for (const Range& p : ps) {
     gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), with(in_block_box_, 1, p), g.k));
@@ -218,25 +228,27 @@ void StreamedConv::forward(const float* in, const float* ker, float* out, Traffi
     compute_in_pieces(s.N, next, [&](Range samples) {
       ConvShape c = s;
       c.N = samples.size();
-      float* dst = acc + samples.begin * out_n;
-      if (i == 0) {
-        local(c).forward(needed + samples.begin * in_n, panel_b_.data(), nullptr, dst);
-      } else {
-        float* tmp = ensure(temp_, c.N * out_n);
-        local(c).forward(needed + samples.begin * in_n, panel_b_.data(), nullptr, tmp);
-        add_into(dst, tmp, c.N * out_n);
+      if (!in_slice_order && i == 0) {
+        local(c).forward(needed + samples.begin * in_n, panel_b_.data(), nullptr, acc + samples.begin * out_n);
+        return;
+      }
+      float* tmp = ensure(temp_, c.N * out_n);
+      local(c).forward(needed + samples.begin * in_n, panel_b_.data(), nullptr, tmp);
+      if (!in_slice_order) {
+        add_into(acc + samples.begin * out_n, tmp, c.N * out_n);
+        return;
+      }
+      Box4 chunk = out_box_;
+      chunk.r[0] = samples.shifted(out_box_.r[0].begin);
+      for (size_t j = 0; j < out_slices_.size(); ++j) {
+        add_box_into_slice(out_slices_[j], chunk, chunk, tmp, acc + displs[j]);
       }
     });
   });
-  if (d.Pc == 1) return;
-  double t = now();
+  if (!in_slice_order) return;
   // Out[n,k,h,w | c-slice] := reduce-scatter of the partial block over c-fibre.
-  const std::vector<int64_t> displs = prefix(out_counts_);
-  float* send = ensure(stage_send_, total(out_counts_));
-  for (size_t j = 0; j < out_slices_.size(); ++j) {
-    pack_box(out_slices_[j], nullptr, out_box_, acc, send + displs[j]);
-  }
-  reduce_scatter(grid_.c_fibre(), cspan(send, total(out_counts_)), mspan(out, out_counts_[g.c]),
+  const double t = now();
+  reduce_scatter(grid_.c_fibre(), cspan(acc, total(out_counts_)), mspan(out, out_counts_[g.c]),
                  out_counts_, traffic);
   seconds_.comm += now() - t;
 }
@@ -274,7 +286,7 @@ void StreamedConv::backward_data(const float* dout, const float* ker, float* din
   });
   if (input_in_place_) return;
   const double t = now();
-  reduce_input_gradient(layout_, grid_, acc, din, din_buffers_, traffic);
+  reduce_input_gradient(layout_, grid_, acc, din, {din_block_, temp_, din_recv_, sends_, recvs_}, traffic);
   seconds_.comm += now() - t;
 }
 

@@ -37,13 +37,9 @@
 #include "algo/grid_conv.hpp"
 #include "algo/input_gradient.hpp"
 #include "comm/request.hpp"
+#include "model/streamed_volume.hpp"
 
 namespace convgrid {
-
-struct StreamOptions {
-  int64_t panels = 1;  // b: clamped to the reduction range of the rank's block
-  int64_t pieces = 4;  // chunks of samples per panel's local work (requests tested between)
-};
 
 class StreamedConv {
  public:
@@ -106,8 +102,9 @@ class StreamedConv {
   // Double-buffered panel storage: [i % 2] for panel i.
   Buffer send_a_[2], recv_a_[2], send_b_[2], recv_b_[2];
   Buffer panel_a_, panel_b_, needed_, temp_;
-  Buffer accum_, halo_send_buf_, halo_recv_buf_, stage_send_;
-  InputGradientBuffers din_buffers_;
+  // accum_: the result being summed over panels (forward: in the c-fibre's slice order, as the
+  // reduce-scatter sends it); temp_: one chunk's result, then the staging of the final reduction.
+  Buffer accum_, halo_send_buf_, halo_recv_buf_, din_block_, din_recv_;
 };
 
 }  // namespace convgrid

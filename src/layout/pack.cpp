@@ -113,6 +113,14 @@ int64_t unpack_part(const Slice& region, const ReadPixels* read, const Box4& par
   return n;
 }
 
+void add_box_into_slice(const Slice& region, const Box4& part, const Box4& src_box, const float* src,
+                        float* dst) {
+  for_each_part_run(region, nullptr, part, [&](int64_t a, int64_t b, int64_t y, int64_t x0, int64_t x1, int64_t off) {
+    const float* from = src + src_box.offset(a, b, y, x0);
+    for (int64_t i = 0; i < x1 - x0; ++i) dst[off + i] += from[i];
+  });
+}
+
 int64_t unpack_part_to_slice(const Slice& region, const ReadPixels* read, const Box4& part,
                              const float* in, float* dst, bool add) {
   int64_t n = 0;

@@ -63,6 +63,12 @@ int64_t pack_part(const Slice& region, const ReadPixels* read, const Box4& part,
                   float* out);
 int64_t unpack_part(const Slice& region, const ReadPixels* read, const Box4& part, const float* in,
                     const Box4& dst_box, float* dst, bool add);
+// Adds the values of a box buffer (src_box, src) at the part's elements into the slice's own
+// storage (all elements, no read filter): accumulating a block computed in pieces directly in
+// the layout a collective sends.
+void add_box_into_slice(const Slice& region, const Box4& part, const Box4& src_box, const float* src,
+                        float* dst);
+
 // The reverse of pack_part: packed values of the part back into the slice's own storage
 // (written, or added when `add`).
 int64_t unpack_part_to_slice(const Slice& region, const ReadPixels* read, const Box4& part,

@@ -67,9 +67,10 @@ int64_t grid_memory_bytes(const LayerLayout& L, GridCoord g, const std::vector<P
         gather_grad_output();
         gather_weights();
         if (!in_place) {
-          words += needed.volume() + in_block.volume();  // partial dIn, needed and owned
-          send = std::max(send, std::max(halo_recv, in_read_total));
-          recv = std::max(recv, std::max(halo_send, in_read_own));
+          // Partial dIn on the needed input, then algo/input_gradient's owned block (unless it is
+          // the needed box) and staging.
+          words += needed.volume() + (needed == in_block ? 0 : in_block.volume());
+          words += std::max(halo_recv, in_read_total) + std::max(halo_send, in_read_own);
         }
         break;
       case Pass::backward_weights:

@@ -15,6 +15,11 @@
 
 namespace convgrid {
 
+struct StreamOptions {
+  int64_t panels = 1;  // b: clamped to the reduction range of the rank's block
+  int64_t pieces = 4;  // chunks of samples per panel's local work (requests tested between)
+};
+
 // The panels of pass p on rank g for `panels` requested (b): the reduction range of the rank's
 // block (channels of c_block for forward, filters of k_block for backward-data, samples of
 // n_block for backward-weights) in min(b, its size) balanced sub-ranges, larger ones first.

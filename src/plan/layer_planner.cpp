@@ -12,6 +12,8 @@
 #include "model/grid_memory.hpp"
 #include "model/lower_bound.hpp"
 #include "model/pass_cost.hpp"
+#include "model/streamed_memory.hpp"
+#include "model/streamed_volume.hpp"
 
 namespace convgrid {
 namespace {
@@ -53,7 +55,7 @@ double LayerPlan::time_s() const {
 
 LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
   const LayerLayout L(shape, grid);
-  LayerPlan plan{shape, grid, {}, 0};
+  LayerPlan plan{shape, grid, 0, {}, 0};
   const double flops = local_flops(L, GridCoord{});  // rank 0 has the largest block
   Held held;
   for (size_t i = 0; i < o.passes.size(); ++i) {
@@ -72,7 +74,73 @@ LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const Plan
   return plan;
 }
 
+LayerPlan evaluate_streamed(const ConvShape& shape, const GridDims& grid, const PlanOptions& o,
+                            int64_t panels) {
+  const LayerLayout L(shape, grid);
+  LayerPlan plan{shape, grid, panels, {}, 0};
+  const double flops = local_flops(L, GridCoord{});
+  const std::vector<GridCoord> ranks = representative_ranks(L);
+  for (size_t i = 0; i < o.passes.size(); ++i) {
+    const Pass p = o.passes[i];
+    PassFigures f{p, pass_volume_stats(L, p, Held{}), words_lower_bound_in_step(shape, grid.size(), o.passes, i), 0};
+    f.volume.max_messages = 0;
+    double messages = 0;
+    for (const GridCoord& g : ranks) {
+      const int64_t m = streamed_pass_volume(L, g, p, panels).messages;
+      f.volume.max_messages = std::max(f.volume.max_messages, m);
+      messages = std::max(messages, static_cast<double>(m));
+    }
+    f.volume.mean_messages = messages;  // the largest: panels add messages on every rank alike
+    PassVolume busiest;
+    busiest.all_gather = f.volume.max_words;
+    busiest.messages = f.volume.max_messages;
+    f.time_s = pass_time(o.profile, busiest, flops);
+    plan.passes.push_back(f);
+  }
+  for (const GridCoord& g : ranks) {
+    plan.memory_bytes = std::max(plan.memory_bytes, streamed_memory_bytes(L, g, o.passes, panels, o.stream_pieces));
+  }
+  return plan;
+}
+
 namespace {
+
+// The panel counts worth trying on a grid: powers of two up to the largest reduction range of
+// the passes (rank 0's blocks are the largest), and that range itself (panels of one).
+std::vector<int64_t> panel_choices(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
+  const LayerLayout L(shape, grid);
+  int64_t most = 1;
+  for (Pass p : o.passes) {
+    const Range r = p == Pass::forward ? L.c_block(0) : p == Pass::backward_data ? L.k_block(0) : L.n_block(0);
+    most = std::max(most, r.size());
+  }
+  std::vector<int64_t> b;
+  for (int64_t v = 1; v < most; v *= 2) b.push_back(v);
+  b.push_back(most);
+  return b;
+}
+
+// The plan of a grid under the memory limit: the grid algorithm when it fits, else the streamed
+// one with the fewest panels that fits; none when neither does.
+std::optional<LayerPlan> fitting_plan(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
+  LayerPlan plan = evaluate_grid(shape, grid, o);
+  if (!o.mem_per_rank_bytes || plan.memory_bytes <= *o.mem_per_rank_bytes) return plan;
+  if (!o.allow_streaming) return std::nullopt;
+  for (int64_t b : panel_choices(shape, grid, o)) {
+    LayerPlan streamed = evaluate_streamed(shape, grid, o, b);
+    if (streamed.memory_bytes <= *o.mem_per_rank_bytes) return streamed;
+  }
+  return std::nullopt;
+}
+
+// The least memory of a grid: the grid algorithm's, or the streamed one's with panels of one.
+int64_t least_memory(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
+  int64_t m = evaluate_grid(shape, grid, o).memory_bytes;
+  if (o.allow_streaming) {
+    m = std::min(m, evaluate_streamed(shape, grid, o, panel_choices(shape, grid, o).back()).memory_bytes);
+  }
+  return m;
+}
 
 struct Candidate {
   double estimate;
@@ -108,9 +176,7 @@ std::vector<Candidate> candidate_grids(const ConvShape& shape, const PlanOptions
 
 int64_t smallest_memory(const ConvShape& shape, const PlanOptions& o, const std::vector<Candidate>& candidates) {
   int64_t smallest = std::numeric_limits<int64_t>::max();
-  for (const Candidate& c : candidates) {
-    smallest = std::min(smallest, evaluate_grid(shape, c.grid, o).memory_bytes);
-  }
+  for (const Candidate& c : candidates) smallest = std::min(smallest, least_memory(shape, c.grid, o));
   return smallest;
 }
 
@@ -133,9 +199,9 @@ std::vector<LayerPlan> best_layer_plans(const ConvShape& shape, const PlanOption
     // The estimate never exceeds the objective: stop once it passes the last kept plan (ties are
     // kept, to be broken by grid order).
     if (kept.size() == count && c.estimate > kept.back().first.objective(o.objective) * (1 + 1e-12)) break;
-    LayerPlan plan = evaluate_grid(shape, c.grid, o);
-    if (o.mem_per_rank_bytes && plan.memory_bytes > *o.mem_per_rank_bytes) continue;
-    std::pair<LayerPlan, size_t> entry{std::move(plan), c.order};
+    std::optional<LayerPlan> plan = fitting_plan(shape, c.grid, o);
+    if (!plan) continue;
+    std::pair<LayerPlan, size_t> entry{std::move(*plan), c.order};
     kept.insert(std::upper_bound(kept.begin(), kept.end(), entry, worse), std::move(entry));
     if (kept.size() > count) kept.pop_back();
   }

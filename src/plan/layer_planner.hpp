@@ -28,6 +28,10 @@ struct PlanOptions {
   Objective objective = Objective::volume;
   MachineProfile profile;                       // for modelled times (and the time objective)
   std::optional<int64_t> mem_per_rank_bytes;    // the limit, when there is one
+  // Under a memory limit the grid algorithm does not meet, the streamed algorithm (SPEC section
+  // 5) with the fewest panels that meets it; its panels run in `stream_pieces` chunks each.
+  bool allow_streaming = true;
+  int64_t stream_pieces = 4;
 };
 
 struct PassFigures {
@@ -41,6 +45,7 @@ struct PassFigures {
 struct LayerPlan {
   ConvShape shape;
   GridDims grid;
+  int64_t panels = 0;  // 0: the grid algorithm; b >= 1: streamed in b panels (nothing held)
   std::vector<PassFigures> passes;
   int64_t memory_bytes = 0;  // the largest over ranks (model/grid_memory.hpp)
 
@@ -51,6 +56,11 @@ struct LayerPlan {
 
 // The figures of one grid (which must fit the layer).
 LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const PlanOptions& options);
+
+// The figures of the streamed algorithm on a grid with `panels` panels: words as the grid
+// algorithm's with nothing held, messages and memory of the streamed one (the largest over ranks).
+LayerPlan evaluate_streamed(const ConvShape& shape, const GridDims& grid, const PlanOptions& options,
+                            int64_t panels);
 
 // The best grid. Throws InputError when P < 1, when no grid of P ranks fits the layer, or when
 // none fits the memory limit (then the message gives the smallest limit that would work).

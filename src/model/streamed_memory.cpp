@@ -1,0 +1,135 @@
+// The buffers StreamedConv allocates, panel by panel, mirrored from algo/streamed_conv.cpp.
+#include "model/streamed_memory.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "layout/fibre_slices.hpp"
+#include "layout/pack.hpp"
+#include "model/streamed_volume.hpp"
+
+namespace convgrid {
+namespace {
+
+Box4 with(Box4 b, int dim, Range r) {
+  b.r[dim] = b.r[dim].intersect(r);
+  return b;
+}
+
+// A kept buffer: its size is the largest asked of it.
+struct Kept {
+  int64_t words = 0;
+  void need(int64_t n) { words = std::max(words, n); }
+};
+
+}  // namespace
+
+int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vector<Pass>& passes,
+                              int64_t panels, int64_t pieces) {
+  const GridDims& d = L.dims();
+  const FibreSlices f(L, g);
+  const ReadPixels* read = &L.read();
+  const Box4 in_block = L.in_block(g), needed = L.in_needed(g), out_block = L.out_block(g),
+             ker_block = L.ker_block(g);
+  const ConvShape whole = L.local_shape(g);
+  const int64_t in_n = whole.C * whole.H * whole.W, out_n = whole.K * whole.Ho() * whole.Wo();
+  const std::vector<HaloPiece> halo_recv = L.halo_recv(g), halo_send = L.halo_send(g);
+  const bool in_place = L.input_in_place(g);
+  Kept send_a[2], recv_a[2], send_b[2], recv_b[2], panel_a, panel_b, needed_buf, temp, accum,
+      halo_send_buf, halo_recv_buf, din_block, din_recv;
+  const auto gather = [&](const std::vector<Slice>& slices, const ReadPixels* r, const Box4& part,
+                          int64_t me, Kept& send, Kept& recv, Kept& block) {
+    int64_t all = 0;
+    for (const Slice& s : slices) all += count_part(s, r, part);
+    send.need(count_part(slices[me], r, part));
+    recv.need(all);
+    block.need(part.volume());
+  };
+  const auto halo = [&](const Box4& part) {
+    Box4 need = needed;
+    need.r[0] = part.r[0];
+    need.r[1] = part.r[1];
+    needed_buf.need(need.volume());
+    const auto words = [&](const std::vector<HaloPiece>& pieces) {
+      int64_t n = 0;
+      for (const HaloPiece& p : pieces) {
+        const Box4 b = with(with(p.box, 0, part.r[0]), 1, part.r[1]);
+        n += count_part(Slice::whole(b), read, b);
+      }
+      return n;
+    };
+    halo_send_buf.need(words(halo_send));
+    halo_recv_buf.need(words(halo_recv));
+  };
+  // The largest chunk of `n` samples in `pieces` pieces (balanced: the first).
+  const auto chunk = [&](int64_t n) { return balanced_block(n, std::min(pieces, n), 0).size(); };
+  bool has_in = false, has_ker = false, has_dout = false;
+  int64_t slices = 0;
+  for (Pass p : passes) {
+    const std::vector<Range> ps = stream_panels(L, g, p, panels);
+    for (size_t i = 0; i < ps.size(); ++i) {
+      const size_t slot = i % 2;
+      switch (p) {
+        case Pass::forward: {
+          const Box4 part = with(in_block, 1, ps[i]);
+          gather(f.in, read, part, g.k, send_a[slot], recv_a[slot], panel_a);
+          gather(f.ker, nullptr, with(ker_block, 1, ps[i]), d.nhw_index(g), send_b[slot], recv_b[slot], panel_b);
+          halo(part);
+          if (i > 0 || d.Pc > 1) temp.need(chunk(whole.N) * out_n);
+          break;
+        }
+        case Pass::backward_data: {
+          gather(f.out, nullptr, with(out_block, 1, ps[i]), g.c, send_a[slot], recv_a[slot], panel_a);
+          gather(f.ker, nullptr, with(ker_block, 0, ps[i]), d.nhw_index(g), send_b[slot], recv_b[slot], panel_b);
+          if (i > 0) temp.need(chunk(whole.N) * in_n);
+          break;
+        }
+        case Pass::backward_weights: {
+          const Box4 part = with(in_block, 0, ps[i]);
+          gather(f.in, read, part, g.k, send_a[slot], recv_a[slot], panel_a);
+          gather(f.out, nullptr, with(out_block, 0, ps[i]), g.c, send_b[slot], recv_b[slot], panel_b);
+          halo(part);
+          if (i > 0 || std::min(pieces, ps[i].size()) > 1) temp.need(ker_block.volume());
+          break;
+        }
+      }
+    }
+    switch (p) {
+      case Pass::forward:
+        has_in = has_ker = true;
+        slices += L.out_slice(g).size();
+        if (d.Pc > 1) accum.need(out_block.volume());  // summed in slice order, sent as it is
+        break;
+      case Pass::backward_data:
+        has_ker = has_dout = true;
+        slices += L.in_slice(g).size();
+        if (!in_place) {
+          accum.need(needed.volume());
+          int64_t halo_in = 0, halo_out = 0;
+          for (const HaloPiece& h : halo_recv) halo_in += h.words;
+          for (const HaloPiece& h : halo_send) halo_out += h.words;
+          if (!(needed == in_block)) din_block.need(in_block.volume());
+          // The staging of the reduction is the chunk buffer, free by then.
+          temp.need(std::max(halo_in, std::accumulate(f.in_read.begin(), f.in_read.end(), int64_t{0})));
+          din_recv.need(std::max(halo_out, f.in_read[g.k]));
+        }
+        break;
+      case Pass::backward_weights:
+        has_in = has_dout = true;
+        slices += L.ker_slice(g).size();
+        if (d.nhw_size() > 1) accum.need(ker_block.volume());
+        break;
+    }
+  }
+  slices += (has_in ? L.in_slice(g).size() : 0) + (has_ker ? L.ker_slice(g).size() : 0) +
+            (has_dout ? L.out_slice(g).size() : 0);
+  int64_t words = slices;
+  for (const Kept* k : {&send_a[0], &send_a[1], &recv_a[0], &recv_a[1], &send_b[0], &send_b[1],
+                        &recv_b[0], &recv_b[1], &panel_a, &panel_b, &needed_buf, &temp, &accum,
+                        &halo_send_buf, &halo_recv_buf, &din_block, &din_recv}) {
+    words += k->words;
+  }
+  return 4 * words;
+}
+
+}  // namespace convgrid

@@ -1,0 +1,104 @@
+// Exact memory: on every rank and every grid of the job's rank count, the bytes the memory tracker
+// counts at their peak while the grid algorithm (a training step) or the streamed algorithm
+// (several panel counts) runs equal the memory model (model/grid_memory.hpp,
+// model/streamed_memory.hpp), at-rest slices included. With the loop-nest engine, which keeps no
+// copies of its own; oneDNN's copies in its blocked layouts are outside both models.
+#include <mpi.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <span>
+#include <vector>
+
+#include "algo/grid_conv.hpp"
+#include "algo/streamed_conv.hpp"
+#include "comm/communicator.hpp"
+#include "model/grid_memory.hpp"
+#include "model/streamed_memory.hpp"
+#include "../awkward_shapes.hpp"
+
+namespace convgrid {
+namespace {
+
+using ::convgrid::test_data::kAwkwardShapes;
+
+const std::vector<Pass> kStep{Pass::forward, Pass::backward_data, Pass::backward_weights};
+
+// Allocates the at-rest slices, builds the algorithm, runs the passes, and returns the peak of
+// the tracked bytes above what was tracked before.
+template <class Make>
+int64_t measured_bytes(const LayerLayout& L, GridCoord g, const std::vector<Pass>& passes, Make make) {
+  const int64_t base = MemoryTracker::current_bytes();
+  MemoryTracker::reset_peak();
+  {
+    const auto uses = [&](Pass p) { return std::find(passes.begin(), passes.end(), p) != passes.end(); };
+    const bool fwd = uses(Pass::forward), bwd_data = uses(Pass::backward_data), bwd_weights = uses(Pass::backward_weights);
+    // The slices the passes read and write, as the models count them.
+    Buffer in(fwd || bwd_weights ? L.in_slice(g).size() : 0), ker(fwd || bwd_data ? L.ker_slice(g).size() : 0);
+    Buffer dout(bwd_data || bwd_weights ? L.out_slice(g).size() : 0), out(fwd ? L.out_slice(g).size() : 0);
+    Buffer din(bwd_data ? L.in_slice(g).size() : 0), dker(bwd_weights ? L.ker_slice(g).size() : 0);
+    in.fill(0.5f);
+    ker.fill(0.25f);
+    dout.fill(1.0f);
+    auto conv = make();
+    TrafficCounter t;
+    for (Pass p : passes) {
+      if (p == Pass::forward) conv->forward(in.data(), ker.data(), out.data(), t);
+      if (p == Pass::backward_data) conv->backward_data(dout.data(), ker.data(), din.data(), t);
+      if (p == Pass::backward_weights) conv->backward_weights(dout.data(), in.data(), dker.data(), t);
+    }
+  }
+  return MemoryTracker::peak_bytes() - base;
+}
+
+TEST(MemoryModel, TrackedPeakEqualsTheModel) {
+  Communicator world = Communicator::world();
+  const char* shapes[] = {kAwkwardShapes[0], kAwkwardShapes[1], kAwkwardShapes[2], kAwkwardShapes[4]};
+  for (const char* text : shapes) {
+    const ConvShape s = ConvShape::parse(text);
+    for (const GridDims& d : all_grids(world.size())) {
+      if (!d.fits(s)) continue;
+      ProcessGrid grid(d, world);
+      const LayerLayout L(s, d);
+      const GridCoord g = grid.coord();
+      SCOPED_TRACE(std::string(text) + " grid " + d.to_string());
+      EXPECT_EQ(measured_bytes(L, g, kStep, [&] { return std::make_unique<GridConv>(s, grid, Backend::reference); }),
+                grid_memory_bytes(L, g, kStep))
+          << "grid algorithm, training step";
+      // In place (the at-rest In slice used directly) or not, a forward pass on its own.
+      EXPECT_EQ(measured_bytes(L, g, {Pass::forward}, [&] { return std::make_unique<GridConv>(s, grid, Backend::reference); }),
+                grid_memory_bytes(L, g, {Pass::forward}))
+          << "grid algorithm, forward";
+      for (int64_t b : {1, 2, 3}) {
+        for (int64_t pieces : {1, 2}) {
+          EXPECT_EQ(measured_bytes(L, g, kStep, [&] {
+                      return std::make_unique<StreamedConv>(s, grid, StreamOptions{b, pieces}, Backend::reference);
+                    }),
+                    streamed_memory_bytes(L, g, kStep, b, pieces))
+              << "streamed, " << b << " panels, " << pieces << " pieces";
+        }
+      }
+      int failed = ::testing::Test::HasFailure() ? 1 : 0, any = 0;
+      MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      if (any) return;
+    }
+  }
+}
+
+// More panels, less memory: on one 3x3 layer the streamed algorithm's model shrinks with b while
+// its words stay those of the grid algorithm.
+TEST(MemoryModel, PanelsShrinkMemory) {
+  const ConvShape s = ConvShape::parse("N=8,C=64,H=14,W=14,K=64,R=3,S=3,pad=1");
+  const LayerLayout L(s, GridDims{2, 1, 2, 2, 1});
+  const GridCoord g{};
+  int64_t previous = streamed_memory_bytes(L, g, kStep, 1, 1);
+  for (int64_t b : {2, 4, 8}) {
+    const int64_t m = streamed_memory_bytes(L, g, kStep, b, 1);
+    EXPECT_LT(m, previous) << b << " panels";
+    previous = m;
+  }
+}
+
+}  // namespace
+}  // namespace convgrid
