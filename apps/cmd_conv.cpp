@@ -24,7 +24,10 @@
 #include "io/npy_slices.hpp"
 #include "io/seeded_tensor.hpp"
 #include "layout/pack.hpp"
+#include "model/grid_memory.hpp"
 #include "model/grid_volume.hpp"
+#include "model/streamed_memory.hpp"
+#include "model/streamed_volume.hpp"
 #include "plan/layer_planner.hpp"
 
 namespace convgrid::cli {
@@ -38,6 +41,8 @@ struct ConvOptions {
   std::string backend = "onednn";
   uint64_t seed = 1;
   int repeat = 5;
+  int64_t panels = -1;       // -1: the grid algorithm unless --mem-per-rank needs streaming
+  std::string mem_per_rank;
   bool check = false;
   std::string json;
 };
@@ -110,22 +115,34 @@ int run_conv(const ConvOptions& o) {
   require(o.repeat >= 1, fmt::format("--repeat {} must be at least 1", o.repeat));
   const Backend backend = o.backend == "reference" ? Backend::reference : Backend::onednn;
 
+  require(o.panels >= -1, fmt::format("--panels {} must be 0 (the grid algorithm) or more", o.panels));
+  PlanOptions plan;
+  plan.procs = world.size();
+  plan.passes = passes;
+  plan.profile = load_profile("local-default");
+  if (!o.mem_per_rank.empty()) plan.mem_per_rank_bytes = parse_bytes(o.mem_per_rank);
   GridDims dims;
+  int64_t panels = std::max<int64_t>(o.panels, 0);
   std::string choice = "given by --grid";
   if (!o.grid.empty()) {
     dims = GridDims::parse(o.grid);
     dims.validate_size(world.size());
     dims.validate_for(shape);
+    if (o.panels < 0 && plan.mem_per_rank_bytes) {
+      panels = plan_on_grid(shape, dims, plan).panels;  // streamed when the limit asks for it
+      choice += panels > 0 ? fmt::format(", streamed in {} panels to fit --mem-per-rank", panels) : "";
+    }
   } else {
-    PlanOptions plan;
-    plan.procs = world.size();
-    plan.passes = passes;
-    plan.profile = load_profile("local-default");
-    dims = plan_layer(shape, plan).grid;
+    if (o.panels >= 0) plan.allow_streaming = false;  // the panels are given
+    const LayerPlan chosen = plan_layer(shape, plan);
+    dims = chosen.grid;
+    if (o.panels < 0) panels = chosen.panels;
     choice = "chosen by the planner: fewest words received by the busiest rank";
+    if (chosen.panels > 0) choice += fmt::format(", streamed in {} panels to fit --mem-per-rank", panels);
   }
+  if (o.panels > 0) choice += fmt::format(", streamed in {} panels (--panels)", panels);
   const ProcessGrid grid(dims, world);
-  LayerRun run(shape, grid, backend);
+  LayerRun run(shape, grid, backend, panels);
   LayerTensor &in = run.in(), &ker = run.ker(), &dout = run.dout();
   LayerTensor &out = run.out(), &din = run.din(), &dker = run.dker();
   load(world, in, o.input, o.seed, TensorStream::input, "the layer's input (N,C,H,W)");
@@ -136,10 +153,15 @@ int run_conv(const ConvOptions& o) {
   std::map<Pass, PassTiming> timing = run.time_steps(world, passes, o.repeat);
 
   ConvReport report{shape, dims, o.backend, choice, o.repeat, {}};
+  const LayerLayout& layout = run.layout();
+  int64_t model_bytes = panels > 0 ? streamed_memory_bytes(layout, grid.coord(), passes, panels, StreamOptions{}.pieces)
+                                   : grid_memory_bytes(layout, grid.coord(), passes);
+  MPI_Allreduce(&model_bytes, &report.model_bytes, 1, MPI_INT64_T, MPI_MAX, world.raw());
   Held held;
   for (Pass p : passes) {
     const PassTiming& t = timing[p];
-    const PassVolume model = grid_pass_volume(run.conv().layout(), grid.coord(), p, held);
+    const PassVolume model = panels > 0 ? streamed_pass_volume(layout, grid.coord(), p, panels)
+                                        : grid_pass_volume(layout, grid.coord(), p, held);
     held = held_after(p, held);
     RankPassStats s;
     s.recv_words_measured = static_cast<double>(t.traffic.words());
@@ -214,6 +236,8 @@ void add_conv_command(CLI::App& app, Registry& registry) {
   sub->add_option("--grad-weight", o->grad_weight, "Write the weight gradient dw (backward-weights)");
   sub->add_option("--pass", o->pass, "Passes to run")->check(CLI::IsMember({"fwd", "bwd-data", "bwd-weights", "all"}));
   sub->add_option("--backend", o->backend, "Local kernels")->check(CLI::IsMember({"onednn", "reference"}));
+  sub->add_option("--panels", o->panels, "Stream each pass in B panels (SPEC section 5); 0: the grid algorithm");
+  sub->add_option("--mem-per-rank", o->mem_per_rank, "Per-rank memory limit for the planner: BYTES or e.g. 512MiB");
   sub->add_option("--seed", o->seed, "Seed of the generated inputs");
   sub->add_option("--repeat", o->repeat, "Timed repeats after one warm-up");
   sub->add_flag("--check", o->check, "Compare with the loop-nest reference; exit 2 if off by more than 1e-4 relative");

@@ -83,6 +83,11 @@ void print_report(const ConvReport& r) {
                lower_bound(r, i), static_cast<int64_t>(m.peak_bytes),
                words_agree(p.ranks) ? "" : "  MISMATCH");
   }
+  int64_t peak = 0;
+  for (const PassReport& p : r.passes) peak = std::max(peak, static_cast<int64_t>(max_over(p.ranks).peak_bytes));
+  fmt::print("memory: peak tracked {} bytes, modelled {} bytes (largest over ranks; the model counts the\n"
+             " slices and the algorithm's buffers, not the copies the oneDNN engine keeps in its layouts)\n",
+             peak, r.model_bytes);
   fmt::print("(recv words, peak bytes and times: the largest over ranks; words are float32; the lower\n"
              " bound is the average per rank any algorithm receives, the pass's share of the step's)\n");
   for (const PassReport& p : r.passes) {
@@ -102,6 +107,7 @@ nlohmann::json report_json(const ConvReport& r) {
   j["backend"] = r.backend;
   j["repeat"] = r.repeat;
   j["flops_per_pass"] = r.shape.flops();
+  j["model_bytes"] = r.model_bytes;
   for (const PassReport& p : r.passes) {
     nlohmann::json pj;
     nlohmann::json ranks = nlohmann::json::array();

@@ -45,6 +45,7 @@ struct ConvReport {
   std::string grid_choice;  // "given" or how it was chosen
   int repeat = 0;
   std::vector<PassReport> passes;
+  int64_t model_bytes = 0;  // the memory model of this rank (rank 0's report: the largest over ranks)
 };
 
 // Gathers one pass's stats of every rank to rank 0 of comm (collective).

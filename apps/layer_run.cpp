@@ -14,9 +14,14 @@ LayerTensor make_tensor(const Box4& global, const Slice& slice) {
 
 }  // namespace
 
-LayerRun::LayerRun(const ConvShape& s, const ProcessGrid& grid, Backend backend)
-    : conv_(s, grid, backend) {
-  const LayerLayout& L = conv_.layout();
+LayerRun::LayerRun(const ConvShape& s, const ProcessGrid& grid, Backend backend, int64_t panels)
+    : layout_(s, grid.dims()), panels_(panels) {
+  if (panels > 0) {
+    streamed_.emplace(s, grid, StreamOptions{panels, StreamOptions{}.pieces}, backend);
+  } else {
+    grid_conv_.emplace(s, grid, backend);
+  }
+  const LayerLayout& L = layout_;
   const GridCoord g = grid.coord();
   const Box4 in_all = input_box(s), ker_all = weight_box(s), out_all = output_box(s);
   in_ = make_tensor(in_all, L.in_slice(g));
@@ -34,16 +39,23 @@ void LayerRun::generate(uint64_t seed) {
 }
 
 void LayerRun::run(Pass p, TrafficCounter& traffic) {
-  switch (p) {
-    case Pass::forward:
-      conv_.forward(in_.data.data(), ker_.data.data(), out_.data.data(), traffic);
-      break;
-    case Pass::backward_data:
-      conv_.backward_data(dout_.data.data(), ker_.data.data(), din_.data.data(), traffic);
-      break;
-    case Pass::backward_weights:
-      conv_.backward_weights(dout_.data.data(), in_.data.data(), dker_.data.data(), traffic);
-      break;
+  const auto run_on = [&](auto& conv) {
+    switch (p) {
+      case Pass::forward:
+        conv.forward(in_.data.data(), ker_.data.data(), out_.data.data(), traffic);
+        break;
+      case Pass::backward_data:
+        conv.backward_data(dout_.data.data(), ker_.data.data(), din_.data.data(), traffic);
+        break;
+      case Pass::backward_weights:
+        conv.backward_weights(dout_.data.data(), in_.data.data(), dker_.data.data(), traffic);
+        break;
+    }
+  };
+  if (streamed_) {
+    run_on(*streamed_);
+  } else {
+    run_on(*grid_conv_);
   }
 }
 
@@ -51,7 +63,7 @@ std::map<Pass, PassTiming> LayerRun::time_steps(const Communicator& comm,
                                                 const std::vector<Pass>& passes, int repeat) {
   std::map<Pass, PassTiming> timing;
   for (int rep = 0; rep <= repeat; ++rep) {
-    conv_.new_step();
+    if (grid_conv_) grid_conv_->new_step();
     for (Pass p : passes) {
       TrafficCounter traffic;
       MemoryTracker::reset_peak();
@@ -62,7 +74,9 @@ std::map<Pass, PassTiming> LayerRun::time_steps(const Communicator& comm,
       const double t = MPI_Wtime() - t0;
       if (rep == 0) continue;  // warm-up: primitives, buffers, first touch
       PassTiming& pt = timing[p];
-      if (pt.seconds.empty() || t < min_of(pt.seconds)) pt.split = conv_.last_seconds();
+      if (pt.seconds.empty() || t < min_of(pt.seconds)) {
+        pt.split = streamed_ ? streamed_->last_seconds() : grid_conv_->last_seconds();
+      }
       pt.seconds.push_back(t);
       pt.traffic = traffic.traffic();
       pt.peak_bytes = std::max(pt.peak_bytes, MemoryTracker::peak_bytes());

@@ -1,5 +1,6 @@
-// One convolution layer set up to run on a grid: the GridConv and this rank's at-rest slices of
-// every tensor (In, Ker, dOut read; Out, dIn, dKer written), with timed repeats of its passes.
+// One convolution layer set up to run on a grid: the grid algorithm (GridConv) or its streamed
+// form (StreamedConv, when panels > 0) and this rank's at-rest slices of every tensor (In, Ker,
+// dOut read; Out, dIn, dKer written), with timed repeats of its passes.
 // Shared by `convgrid conv` and `convgrid bench`.
 #pragma once
 
@@ -7,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "algo/grid_conv.hpp"
+#include "algo/streamed_conv.hpp"
 #include "comm/communicator.hpp"
 #include "convgrid/memory.hpp"
 #include "io/seeded_tensor.hpp"
@@ -31,9 +35,10 @@ struct PassTiming {
 
 class LayerRun {
  public:
-  LayerRun(const ConvShape& shape, const ProcessGrid& grid, Backend backend);
+  LayerRun(const ConvShape& shape, const ProcessGrid& grid, Backend backend, int64_t panels = 0);
 
-  GridConv& conv() { return conv_; }
+  const LayerLayout& layout() const { return layout_; }
+  int64_t panels() const { return panels_; }
   LayerTensor& in() { return in_; }
   LayerTensor& ker() { return ker_; }
   LayerTensor& dout() { return dout_; }
@@ -50,7 +55,10 @@ class LayerRun {
  private:
   void run(Pass p, TrafficCounter& traffic);
 
-  GridConv conv_;
+  LayerLayout layout_;
+  int64_t panels_ = 0;
+  std::optional<GridConv> grid_conv_;
+  std::optional<StreamedConv> streamed_;
   LayerTensor in_, ker_, dout_, out_, din_, dker_;
 };
 

@@ -56,6 +56,17 @@ void add_into(float* dst, const float* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
 }
 
+// Adds a chunk of samples of a block (box order, in `chunk_values`) into the block kept in the
+// slice order of a fibre's reduce-scatter: slices[j] at acc + displs[j].
+void add_chunk_in_slice_order(const std::vector<Slice>& slices, const std::vector<int64_t>& displs,
+                              const Box4& block, Range samples, const float* chunk_values, float* acc) {
+  Box4 chunk = block;
+  chunk.r[0] = samples.shifted(block.r[0].begin);
+  for (size_t j = 0; j < slices.size(); ++j) {
+    add_box_into_slice(slices[j], chunk, chunk, chunk_values, acc + displs[j]);
+  }
+}
+
 }  // namespace
 
 StreamedConv::StreamedConv(const ConvShape& shape, const ProcessGrid& grid, StreamOptions options,
@@ -74,6 +85,7 @@ StreamedConv::StreamedConv(const ConvShape& shape, const ProcessGrid& grid, Stre
   halo_send_ = layout_.halo_send(g);
   const FibreSlices f(layout_, g);
   in_slices_ = f.in;
+  in_counts_ = f.in_read;
   out_slices_ = f.out;
   out_counts_ = f.out_size;
   ker_slices_ = f.ker;
@@ -238,11 +250,7 @@ void StreamedConv::forward(const float* in, const float* ker, float* out, Traffi
         add_into(acc + samples.begin * out_n, tmp, c.N * out_n);
         return;
       }
-      Box4 chunk = out_box_;
-      chunk.r[0] = samples.shifted(out_box_.r[0].begin);
-      for (size_t j = 0; j < out_slices_.size(); ++j) {
-        add_box_into_slice(out_slices_[j], chunk, chunk, tmp, acc + displs[j]);
-      }
+      add_chunk_in_slice_order(out_slices_, displs, out_box_, samples, tmp, acc);
     });
   });
   if (!in_slice_order) return;
@@ -261,7 +269,13 @@ void StreamedConv::backward_data(const float* dout, const float* ker, float* din
   const std::vector<Range> ps = panels(Pass::backward_data);
   const ConvShape whole = layout_.local_shape(g);
   const int64_t in_n = whole.C * whole.H * whole.W;  // one sample's needed input
+  // Without halo either way and with every pixel read, the needed input is the owned block and
+  // dIn~ can be summed in the k-fibre's slice order and reduce-scattered as it is.
+  const bool in_slice_order = !input_in_place_ && halo_recv_.empty() && halo_send_.empty() &&
+                              in_needed_box_ == in_block_box_ && layout_.read().all_read();
   float* acc = input_in_place_ ? din : ensure(accum_, in_needed_box_.volume());
+  if (in_slice_order) std::fill(acc, acc + in_needed_box_.volume(), 0.0f);
+  const std::vector<int64_t> displs = prefix(in_counts_);
   std::vector<Gather> gdout, gker;
   for (const Range& p : ps) {
     gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 1, p), g.c));
@@ -275,18 +289,28 @@ void StreamedConv::backward_data(const float* dout, const float* ker, float* din
       ConvShape c = s;
       c.N = samples.size();
       float* dst = acc + samples.begin * in_n;
-      if (i == 0) {
+      if (i == 0 && !in_slice_order) {
         local(c).backward_data(panel_a_.data() + samples.begin * out_n, panel_b_.data(), dst);
+        return;
+      }
+      float* tmp = ensure(temp_, c.N * in_n);
+      local(c).backward_data(panel_a_.data() + samples.begin * out_n, panel_b_.data(), tmp);
+      if (in_slice_order) {
+        add_chunk_in_slice_order(in_slices_, displs, in_block_box_, samples, tmp, acc);
       } else {
-        float* tmp = ensure(temp_, c.N * in_n);
-        local(c).backward_data(panel_a_.data() + samples.begin * out_n, panel_b_.data(), tmp);
         add_into(dst, tmp, c.N * in_n);
       }
     });
   });
   if (input_in_place_) return;
   const double t = now();
-  reduce_input_gradient(layout_, grid_, acc, din, {din_block_, temp_, din_recv_, sends_, recvs_}, traffic);
+  if (in_slice_order) {
+    // dIn[n,c | k-slice] := reduce-scatter of the summed block over k-fibre, straight into dIn.
+    reduce_scatter(grid_.k_fibre(), cspan(acc, total(in_counts_)), mspan(din, in_counts_[g.k]),
+                   in_counts_, traffic);
+  } else {
+    reduce_input_gradient(layout_, grid_, acc, din, {din_block_, temp_, din_recv_, sends_, recvs_}, traffic);
+  }
   seconds_.comm += now() - t;
 }
 

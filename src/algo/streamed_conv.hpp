@@ -94,7 +94,7 @@ class StreamedConv {
   Box4 in_block_box_, in_needed_box_, out_box_, ker_box_;
   std::vector<HaloPiece> halo_recv_, halo_send_;
   std::vector<Slice> in_slices_, out_slices_, ker_slices_;  // over k-, c- and nhw-fibre
-  std::vector<int64_t> out_counts_, ker_counts_;
+  std::vector<int64_t> in_counts_, out_counts_, ker_counts_;
   bool input_in_place_ = false;
   std::vector<SendMessage> sends_;
   std::vector<RecvMessage> recvs_;

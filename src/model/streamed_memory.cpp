@@ -35,6 +35,9 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
   const int64_t in_n = whole.C * whole.H * whole.W, out_n = whole.K * whole.Ho() * whole.Wo();
   const std::vector<HaloPiece> halo_recv = L.halo_recv(g), halo_send = L.halo_send(g);
   const bool in_place = L.input_in_place(g);
+  // As in StreamedConv::backward_data: no halo either way and every pixel read.
+  const bool in_slice_order = !in_place && halo_recv.empty() && halo_send.empty() && needed == in_block &&
+                              read->all_read();
   Kept send_a[2], recv_a[2], send_b[2], recv_b[2], panel_a, panel_b, needed_buf, temp, accum,
       halo_send_buf, halo_recv_buf, din_block, din_recv;
   const auto gather = [&](const std::vector<Slice>& slices, const ReadPixels* r, const Box4& part,
@@ -81,7 +84,7 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
         case Pass::backward_data: {
           gather(f.out, nullptr, with(out_block, 1, ps[i]), g.c, send_a[slot], recv_a[slot], panel_a);
           gather(f.ker, nullptr, with(ker_block, 0, ps[i]), d.nhw_index(g), send_b[slot], recv_b[slot], panel_b);
-          if (i > 0) temp.need(chunk(whole.N) * in_n);
+          if (i > 0 || in_slice_order) temp.need(chunk(whole.N) * in_n);
           break;
         }
         case Pass::backward_weights: {
@@ -103,7 +106,9 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
       case Pass::backward_data:
         has_ker = has_dout = true;
         slices += L.in_slice(g).size();
-        if (!in_place) {
+        if (in_slice_order) {
+          accum.need(needed.volume());  // summed in slice order, reduce-scattered into dIn
+        } else if (!in_place) {
           accum.need(needed.volume());
           int64_t halo_in = 0, halo_out = 0;
           for (const HaloPiece& h : halo_recv) halo_in += h.words;

@@ -217,6 +217,17 @@ std::vector<LayerPlan> best_layer_plans(const ConvShape& shape, const PlanOption
   return best;
 }
 
+LayerPlan plan_on_grid(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
+  std::optional<LayerPlan> plan = fitting_plan(shape, grid, o);
+  if (!plan) {
+    const int64_t least = least_memory(shape, grid, o);
+    throw InputError(fmt::format("grid {} does not fit the layer {} in {} per rank; it needs at least {} "
+                                 "({} bytes)", grid.to_string(), shape.to_string(),
+                                 format_bytes(*o.mem_per_rank_bytes), format_bytes(least), least));
+  }
+  return *plan;
+}
+
 LayerPlan plan_layer(const ConvShape& shape, const PlanOptions& o) {
   return best_layer_plans(shape, o, 1).front();
 }

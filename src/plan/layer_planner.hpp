@@ -62,6 +62,10 @@ LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const Plan
 LayerPlan evaluate_streamed(const ConvShape& shape, const GridDims& grid, const PlanOptions& options,
                             int64_t panels);
 
+// The plan on a given grid under the options' memory limit: the grid algorithm when it fits, else
+// the streamed one with the fewest panels that fits. InputError when neither does.
+LayerPlan plan_on_grid(const ConvShape& shape, const GridDims& grid, const PlanOptions& options);
+
 // The best grid. Throws InputError when P < 1, when no grid of P ranks fits the layer, or when
 // none fits the memory limit (then the message gives the smallest limit that would work).
 LayerPlan plan_layer(const ConvShape& shape, const PlanOptions& options);
