@@ -47,13 +47,18 @@ std::string grid_label(const LayerPlan& p) {
 
 void print_header() {
   fmt::print("{:<22} {:<20} {:<17} {:>12} {:>14} {:>12} {:>7} {:>11} {:>12} {:>11}\n", "layer", "grid",
-             "pass", "words max", "words mean", "lower bound", "ratio", "memory", "data-par", "time ms");
+             "pass", "words max", "words mean", "lower bound", "ratio*", "memory", "data-par", "time ms");
 }
 
 void print_plan(const std::string& name, const LayerPlan& p, const std::optional<LayerPlan>& dp) {
+  // A pass's bound is its share of the step's, so the ratio is taken over the step so far
+  // (words of this and the earlier passes over their bounds): for the first pass, its own.
+  double words_so_far = 0, bound_so_far = 0;
   for (size_t i = 0; i < p.passes.size(); ++i) {
     const PassFigures& f = p.passes[i];
-    const double ratio = f.lower_bound_words > 0 ? f.volume.max_words / f.lower_bound_words : 0;
+    words_so_far += static_cast<double>(f.volume.max_words);
+    bound_so_far += f.lower_bound_words;
+    const double ratio = bound_so_far > 0 ? words_so_far / bound_so_far : 0;
     fmt::print("{:<22} {:<20} {:<17} {:>12} {:>14.1f} {:>12.0f} {:>7} {:>11} {:>12} {:>11.3f}\n",
                i == 0 ? name : "", i == 0 ? grid_label(p) : "", pass_name(f.pass),
                f.volume.max_words, f.volume.mean_words, f.lower_bound_words,
@@ -69,6 +74,13 @@ void print_edges(const NetworkLayerPlan& l) {
     fmt::print("{:<22} {:<20} {:<17} {:>12} {:>14.1f} {:>12} {:>7} {:>11} {:>12} {:>11.3f}\n", "",
                fmt::format("<- {}", e.from_layer), e.residual ? "shortcut moved in" : "input moved in",
                e.words_max, e.words_mean, "", "", "", 0, e.time_s * 1e3);
+  }
+}
+
+void print_ratio_note(const PlanOptions& o) {
+  if (o.passes.size() > 1) {
+    fmt::print("* ratio of the words so far in the step to the bound so far: a later pass may reuse what an\n"
+               "  earlier one gathered, so each pass's bound is its share of the step's (docs/planner.md)\n");
   }
 }
 
@@ -91,6 +103,7 @@ int run_layer_plan(const PlanCliOptions& c, const PlanOptions& o) {
              o.procs, c.flags.objective, o.profile.name, limit_note(o));
   print_header();
   print_plan("layer", plan, dp);
+  print_ratio_note(o);
   fmt::print("total words (busiest rank, summed over passes): {}; data parallelism: {}; modelled time {:.3f} ms\n",
              plan.words(), dp ? fmt::format("{}", dp->words()) : "n/a (P > N)", plan.time_s() * 1e3);
   if (plan.panels > 0) {
@@ -128,6 +141,7 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
     print_edges(l);
     layers.push_back(plan_json(l.name, l.plan, l.redistribution_words()));
   }
+  print_ratio_note(o);
   const std::optional<int64_t> dp = plan.data_parallel_words();
   fmt::print("\ntotals (busiest rank's words, summed over layers, passes and moves):\n");
   fmt::print("  layers {}  + redistribution {}  = {} words; lower bound {:.0f} (ratio {:.2f})\n",
