@@ -28,6 +28,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "gnuplot.hpp"
+#include "memory_sweep.hpp"
 #include "convgrid/error.hpp"
 #include "model/machine_profile.hpp"
 #include "nn/network_json.hpp"
@@ -47,6 +49,8 @@ PlanFlags train_flags() {
 
 struct SimulateCliOptions {
   std::string network;
+  std::string shape;
+  bool sweep_memory = false;
   std::string procs;
   int64_t batch = 256;
   PlanFlags flags = train_flags();
@@ -192,37 +196,6 @@ void write_csv(const std::vector<Row>& rows, const fs::path& path) {
   if (!f) throw Error(fmt::format("{}: cannot write the file", path.string()));
 }
 
-// The executable `program` in a folder of PATH, or none.
-std::optional<fs::path> find_on_path(std::string_view program) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return std::nullopt;
-  const std::string_view dirs(path);
-  size_t begin = 0;
-  while (begin <= dirs.size()) {
-    const size_t colon = std::min(dirs.find(':', begin), dirs.size());
-    const std::string_view dir = dirs.substr(begin, colon - begin);
-    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
-    std::error_code ec;
-    if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
-    begin = colon + 1;
-  }
-  return std::nullopt;
-}
-
-// 'text' for a POSIX shell.
-std::string shell_quoted(std::string_view text) {
-  std::string q = "'";
-  for (char ch : text) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
-// 'text' for gnuplot, whose single-quoted strings double a quote.
-std::string gnuplot_quoted(std::string_view text) {
-  std::string q = "'";
-  for (char ch : text) q += ch == '\'' ? std::string("''") : std::string(1, ch);
-  return q + "'";
-}
-
 // Data parallelism is drawn wide: where it is the best batch x spatial grid the two lines are one.
 std::string_view line_style(Strategy s) {
   switch (s) {
@@ -301,26 +274,20 @@ std::vector<std::string> draw_plots(const std::vector<Row>& rows, const Simulate
   }
   script += "unset output\n";
 
-  const fs::path script_path = dir / "simulate.gp";
-  std::ofstream f(script_path);
-  f << script;
-  f.close();
-  if (!f) throw Error(fmt::format("{}: cannot write the file", script_path.string()));
-
-  const std::string command = fmt::format("cd {} && {} simulate.gp > gnuplot.log 2>&1",
-                                          shell_quoted(dir.string()), shell_quoted(gnuplot.string()));
-  const int status = std::system(command.c_str());
-  if (status == -1) throw Error(fmt::format("cannot start a shell to run {}", gnuplot.string()));
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw Error(fmt::format("gnuplot failed on {} (status {}); its messages are in {}",
-                            script_path.string(), WIFEXITED(status) ? WEXITSTATUS(status) : status,
-                            (dir / "gnuplot.log").string()));
-  }
+  run_gnuplot(gnuplot, dir, "simulate.gp", script);
   return drawn;
 }
 
 int run_simulate(const SimulateCliOptions& c) {
   const std::vector<int64_t> procs = parse_procs(c.procs);
+  if (c.sweep_memory || !c.shape.empty()) {
+    if (c.shape.empty() || !c.sweep_memory || !c.network.empty()) {
+      throw InputError("--sweep-memory takes --shape (one layer) and not --network");
+    }
+    if (procs.size() != 1) throw InputError(fmt::format("--sweep-memory takes one P (--procs {})", c.procs));
+    return run_memory_sweep({c.shape, procs.front(), c.flags, c.out});
+  }
+  if (c.network.empty()) throw InputError("simulate needs --network (or --shape with --sweep-memory)");
   if (c.batch < 1) throw InputError(fmt::format("--batch {}: the batch must be at least 1", c.batch));
   const Network net = load_network(c.network);
   const NetworkPlanOptions options = to_network_plan_options(c);
@@ -367,8 +334,9 @@ void add_simulate_command(CLI::App& app, Registry& registry) {
   CLI::App* sub = app.add_subcommand("simulate",
                                      "Words per rank and modelled time of a network against P: the "
                                      "planner, fixed grid families and the lower bound");
-  sub->add_option("--network", c->network, "A built-in network (resnet50, vgg16, fmnist) or a JSON file")
-      ->required();
+  sub->add_option("--network", c->network, "A built-in network (resnet50, vgg16, fmnist) or a JSON file");
+  sub->add_option("--shape", c->shape, "One layer (with --sweep-memory), in the --shape syntax of conv");
+  sub->add_flag("--sweep-memory", c->sweep_memory, "Words against memory per rank for every plan of --shape on one P");
   sub->add_option("--procs", c->procs, "Rank counts P, comma-separated: e.g. 8,64,512,4096,32768")
       ->required();
   sub->add_option("--batch", c->batch, "Batch size N (default 256)");

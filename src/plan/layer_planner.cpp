@@ -133,11 +133,14 @@ std::optional<LayerPlan> fitting_plan(const ConvShape& shape, const GridDims& gr
   return std::nullopt;
 }
 
-// The least memory of a grid: the grid algorithm's, or the streamed one's with panels of one.
+// The least memory of a grid over the grid algorithm and every panel count fitting_plan tries
+// (memory need not fall with every extra panel), so that a limit of it has a plan.
 int64_t least_memory(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
   int64_t m = evaluate_grid(shape, grid, o).memory_bytes;
   if (o.allow_streaming) {
-    m = std::min(m, evaluate_streamed(shape, grid, o, panel_choices(shape, grid, o).back()).memory_bytes);
+    for (int64_t b : panel_choices(shape, grid, o)) {
+      m = std::min(m, evaluate_streamed(shape, grid, o, b).memory_bytes);
+    }
   }
   return m;
 }
@@ -215,6 +218,15 @@ std::vector<LayerPlan> best_layer_plans(const ConvShape& shape, const PlanOption
   std::vector<LayerPlan> best;
   for (auto& [plan, order] : kept) best.push_back(std::move(plan));
   return best;
+}
+
+std::vector<LayerPlan> memory_tradeoff(const ConvShape& shape, const PlanOptions& o) {
+  std::vector<LayerPlan> plans;
+  for (const Candidate& c : candidate_grids(shape, o, {})) {
+    plans.push_back(evaluate_grid(shape, c.grid, o));
+    for (int64_t b : panel_choices(shape, c.grid, o)) plans.push_back(evaluate_streamed(shape, c.grid, o, b));
+  }
+  return plans;
 }
 
 LayerPlan plan_on_grid(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {

@@ -66,6 +66,11 @@ LayerPlan evaluate_streamed(const ConvShape& shape, const GridDims& grid, const 
 // the streamed one with the fewest panels that fits. InputError when neither does.
 LayerPlan plan_on_grid(const ConvShape& shape, const GridDims& grid, const PlanOptions& options);
 
+// Every plan a grid of P ranks that fits the layer offers, the memory limit aside: the grid
+// algorithm, and the streamed one with 1, 2, 4, ... panels up to panels of one element (the
+// words-against-memory trade-off of SPEC section 5). InputError as plan_layer's.
+std::vector<LayerPlan> memory_tradeoff(const ConvShape& shape, const PlanOptions& options);
+
 // The best grid. Throws InputError when P < 1, when no grid of P ranks fits the layer, or when
 // none fits the memory limit (then the message gives the smallest limit that would work).
 LayerPlan plan_layer(const ConvShape& shape, const PlanOptions& options);

@@ -41,6 +41,40 @@ else
   grep -q "plots skipped" sim.txt || fail "without gnuplot the output does not say the plots were skipped"
 fi
 
+# The words-against-memory sweep of one layer: the frontier falls as memory grows, no plan is below
+# the memory-independent bound, and the frontier's least memory is the smallest limit plan accepts.
+layer=N=16,C=64,H=8,W=8,K=64,R=3,S=3,pad=1
+run_one simulate --shape "$layer" --procs 8 --sweep-memory --out sweep > sweep.txt \
+  || fail "simulate --sweep-memory exited with status $?: $(< sweep.txt)"
+least=$("$PYTHON" - sweep/sweep.csv <<'PY' || fail "sweep.csv is inconsistent"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and set(r["algorithm"] for r in rows) <= {"3D", "2D", "2.5D"}
+assert {"3D", "2D", "2.5D"} & set(r["algorithm"] for r in rows) == {"3D", "2D", "2.5D"}, "all three kinds"
+front = sorted((int(r["memory_bytes"]), int(r["words_per_rank"])) for r in rows if r["frontier"] == "1")
+assert all(a[1] > b[1] for a, b in zip(front, front[1:])), "frontier words must fall as memory grows"
+for r in rows:
+    assert float(r["bound_words"]) <= int(r["words_per_rank"]) + 1e-6
+    assert float(r["memory_bound_words"]) <= int(r["words_per_rank"]) + 1e-6
+    # no plan with less memory than the frontier's first point
+    assert int(r["memory_bytes"]) >= front[0][0]
+print(front[0][0])
+PY
+)
+run_one plan --shape "$layer" --procs 8 --passes train --mem-per-rank "$least" > /dev/null \
+  || fail "the sweep's least memory ($least bytes) is not a limit plan accepts"
+set +e
+run_one plan --shape "$layer" --procs 8 --passes train --mem-per-rank $((least - 1)) > /dev/null 2> less.txt
+status=$?
+set -e
+[[ $status -eq 1 ]] || fail "one byte under the sweep's least memory still has a plan"
+grep -q "($least bytes)" less.txt || fail "plan's smallest limit differs from the sweep's: $(< less.txt)"
+if command -v gnuplot > /dev/null; then
+  head -c 200 sweep/sweep.svg | grep -q -e '<?xml' -e '<svg' || fail "sweep/sweep.svg is not an SVG file"
+fi
+expect_fail_with "--sweep-memory" simulate --shape "$layer" --procs 8 --out bad
+expect_fail_with "one P" simulate --shape "$layer" --procs 8,16 --sweep-memory --out bad
+
 expect_fail_with "--procs 0" simulate --network fmnist --procs 0 --out bad
 expect_fail_with "'x'" simulate --network fmnist --procs 4,x --out bad
 expect_fail_with "nosuch" simulate --network nosuch --procs 4 --out bad
