@@ -1,7 +1,10 @@
 // convgrid bench: every distinct ResNet-50 convolution layer, one training step (forward,
 // backward-data, backward-weights), on one rank and on the job's P ranks with the data-parallel
 // grid and with the grid of fewest words ("both" when they are the same). Prints step time, the share of time spent
-// communicating, and parallel efficiency T1 / (P * TP); --json writes the same rows.
+// communicating, and parallel efficiency T1 / (P * TP); --json writes the same rows. With
+// --panels B, the streamed algorithm on the fewest-words grid instead: its step time against its
+// communication alone (local work skipped) and its local work alone, and their ratio
+// step / max(communication, local work) (1.0: communication fully hidden).
 #include <mpi.h>
 
 #include <fstream>
@@ -25,6 +28,7 @@ struct BenchOptions {
   std::string layers = ".*";
   int repeat = 3;
   std::string backend = "onednn";
+  int64_t panels = 0;
   std::string json;
 };
 
@@ -37,9 +41,9 @@ struct StepFigures {
 };
 
 StepFigures time_step(const ConvShape& shape, const GridDims& dims, const Communicator& comm,
-                      Backend backend, int repeat) {
+                      Backend backend, int repeat, int64_t panels = 0, bool local_work = true) {
   const ProcessGrid grid(dims, comm);
-  LayerRun run(shape, grid, backend);
+  LayerRun run(shape, grid, backend, panels, local_work);
   run.generate(1);
   StepFigures f;
   double local[3] = {0, 0, 0};
@@ -75,8 +79,13 @@ int run_bench(const BenchOptions& o) {
     fmt::print("convgrid bench: ResNet-50 layers, batch {}, {} ranks, one training step "
                "(fwd + bwd-data + bwd-weights), median of {} after a warm-up\n",
                o.batch, P, o.repeat);
-    fmt::print("{:<24} {:<8} {:<12} {:>10} {:>10} {:>8} {:>7} {:>12}\n", "layer", "grid", "Pn,Pk,Pc,Ph,Pw",
-               "1 rank ms", "P ranks ms", "effic %", "comm %", "words/rank");
+    if (o.panels > 0) {
+      fmt::print("{:<24} {:<8} {:<12} {:>10} {:>10} {:>10} {:>10} {:>8}\n", "layer", "panels", "Pn,Pk,Pc,Ph,Pw",
+                 "step ms", "comm ms", "compute ms", "1 rank ms", "step/max");
+    } else {
+      fmt::print("{:<24} {:<8} {:<12} {:>10} {:>10} {:>8} {:>7} {:>12}\n", "layer", "grid", "Pn,Pk,Pc,Ph,Pw",
+                 "1 rank ms", "P ranks ms", "effic %", "comm %", "words/rank");
+    }
   }
   for (const NamedConv& layer : resnet50_distinct_convs(o.batch)) {
     if (!std::regex_search(layer.name, filter)) continue;
@@ -94,6 +103,23 @@ int run_bench(const BenchOptions& o) {
     const GridDims fewest = plan_layer(layer.shape, plan).grid;
     if (grids.empty() || !(grids[0].second == fewest)) grids.push_back({"fewest", fewest});
     else grids[0].first = "both";
+    if (o.panels > 0) {
+      // The streamed algorithm on the fewest-words grid: the step against its communication alone
+      // (local work skipped) and its local work alone (the kernels' own time in the step).
+      const StepFigures f = time_step(layer.shape, fewest, world, backend, o.repeat, o.panels, true);
+      const StepFigures c = time_step(layer.shape, fewest, world, backend, o.repeat, o.panels, false);
+      const double bound = std::max(c.seconds, f.compute);
+      if (world.rank() == 0) {
+        fmt::print("{:<24} {:<8} {:<12} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} {:>8.2f}\n", layer.name,
+                   o.panels, fewest.to_string(), f.seconds * 1e3, c.seconds * 1e3, f.compute * 1e3,
+                   t1 * 1e3, f.seconds / bound);
+        std::fflush(stdout);
+        rows.push_back({{"layer", layer.name}, {"shape", layer.shape.to_string()}, {"grid", fewest.extents()},
+                        {"panels", o.panels}, {"ranks", P}, {"step_s", f.seconds}, {"comm_alone_s", c.seconds},
+                        {"compute_s", f.compute}, {"one_rank_step_s", t1}, {"step_over_max", f.seconds / bound}});
+      }
+      continue;
+    }
     for (const auto& [label, dims] : grids) {
       const StepFigures f = time_step(layer.shape, dims, world, backend, o.repeat);
       const double eff = t1 / (P * f.seconds);
@@ -134,6 +160,9 @@ void add_bench_command(CLI::App& app, Registry& registry) {
   sub->add_option("--layers", o->layers, "Only layers whose name matches this regular expression (e.g. 3x3)");
   sub->add_option("--repeat", o->repeat, "Timed repeats after one warm-up");
   sub->add_option("--backend", o->backend, "Local kernels")->check(CLI::IsMember({"onednn", "reference"}));
+  sub->add_option("--panels", o->panels,
+                  "Stream the fewest-words grid in B panels: step time against communication alone and local work alone")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--json", o->json, "Write the rows as JSON");
   registry.emplace_back(sub, [o] { return run_bench(*o); });
 }

@@ -14,10 +14,11 @@ LayerTensor make_tensor(const Box4& global, const Slice& slice) {
 
 }  // namespace
 
-LayerRun::LayerRun(const ConvShape& s, const ProcessGrid& grid, Backend backend, int64_t panels)
+LayerRun::LayerRun(const ConvShape& s, const ProcessGrid& grid, Backend backend, int64_t panels,
+                   bool local_work)
     : layout_(s, grid.dims()), panels_(panels) {
   if (panels > 0) {
-    streamed_.emplace(s, grid, StreamOptions{panels, StreamOptions{}.pieces}, backend);
+    streamed_.emplace(s, grid, StreamOptions{panels, StreamOptions{}.pieces, local_work}, backend);
   } else {
     grid_conv_.emplace(s, grid, backend);
   }

@@ -35,7 +35,9 @@ struct PassTiming {
 
 class LayerRun {
  public:
-  LayerRun(const ConvShape& shape, const ProcessGrid& grid, Backend backend, int64_t panels = 0);
+  // panels > 0: the streamed algorithm; local_work = false: its communication alone.
+  LayerRun(const ConvShape& shape, const ProcessGrid& grid, Backend backend, int64_t panels = 0,
+           bool local_work = true);
 
   const LayerLayout& layout() const { return layout_; }
   int64_t panels() const { return panels_; }

@@ -109,6 +109,7 @@ StreamedConv::Gather StreamedConv::make_gather(const Communicator& fibre,
 
 Request StreamedConv::post(const Gather& g, const float* slice, Buffer& send, Buffer& recv,
                            TrafficCounter& traffic) {
+  if (g.slices->size() == 1) return {};  // a fibre of one: finish() copies from the slice itself
   const int64_t mine = g.counts[g.me];
   float* s = ensure(send, mine);
   float* r = ensure(recv, total(g.counts));
@@ -117,8 +118,12 @@ Request StreamedConv::post(const Gather& g, const float* slice, Buffer& send, Bu
                             g.displs, traffic);
 }
 
-void StreamedConv::finish(const Gather& g, const Buffer& recv, Buffer& block) {
+void StreamedConv::finish(const Gather& g, const float* slice, const Buffer& recv, Buffer& block) {
   float* b = ensure(block, g.part.volume());
+  if (g.slices->size() == 1) {
+    copy_part(g.slices->front(), g.read, g.part, slice, g.part, b);
+    return;
+  }
   for (size_t j = 0; j < g.slices->size(); ++j) {
     unpack_part((*g.slices)[j], g.read, g.part, recv.data() + g.displs[j], g.part, b, false);
   }
@@ -173,7 +178,7 @@ void StreamedConv::compute_in_pieces(int64_t n, std::vector<Request>& pending, O
   const int64_t pieces = std::min(options_.pieces, n);
   for (int64_t i = 0; i < pieces; ++i) {
     const double t = now();
-    op(balanced_block(n, pieces, i));
+    if (options_.local_work) op(balanced_block(n, pieces, i));
     seconds_.compute += now() - t;
     const double c = now();
     for (Request& r : pending) r.test();  // lets MPI advance the next panel's gathers
@@ -199,8 +204,8 @@ void StreamedConv::stream(const std::vector<Gather>& ga, const float* a, const s
   for (size_t i = 0; i < ga.size(); ++i) {
     t = now();
     for (Request& r : current) r.wait();
-    finish(ga[i], recv_a_[i % 2], panel_a_);
-    finish(gb[i], recv_b_[i % 2], panel_b_);
+    finish(ga[i], a, recv_a_[i % 2], panel_a_);
+    finish(gb[i], b, recv_b_[i % 2], panel_b_);
     if (haloed) {
       Box4 need = in_needed_box_;
       need.r[0] = ga[i].part.r[0];

@@ -72,7 +72,7 @@ class StreamedConv {
   Gather make_gather(const Communicator& fibre, const std::vector<Slice>& slices,
                      const ReadPixels* read, const Box4& part, int64_t me) const;
   Request post(const Gather& g, const float* slice, Buffer& send, Buffer& recv, TrafficCounter& traffic);
-  void finish(const Gather& g, const Buffer& recv, Buffer& block);
+  void finish(const Gather& g, const float* slice, const Buffer& recv, Buffer& block);
   // The haloed input of `part` (a sub-box of in_block_box_) from its owned block: own pixels, then
   // the halo pieces clipped to the part, received over the spatial fibre.
   void halo_into(const Box4& part, const float* owned, float* needed, TrafficCounter& traffic);

@@ -113,6 +113,16 @@ int64_t unpack_part(const Slice& region, const ReadPixels* read, const Box4& par
   return n;
 }
 
+int64_t copy_part(const Slice& region, const ReadPixels* read, const Box4& part, const float* src,
+                  const Box4& dst_box, float* dst) {
+  int64_t n = 0;
+  for_each_part_run(region, read, part, [&](int64_t a, int64_t b, int64_t y, int64_t x0, int64_t x1, int64_t off) {
+    std::copy(src + off, src + off + (x1 - x0), dst + dst_box.offset(a, b, y, x0));
+    n += x1 - x0;
+  });
+  return n;
+}
+
 void add_box_into_slice(const Slice& region, const Box4& part, const Box4& src_box, const float* src,
                         float* dst) {
   for_each_part_run(region, nullptr, part, [&](int64_t a, int64_t b, int64_t y, int64_t x0, int64_t x1, int64_t off) {

@@ -63,6 +63,11 @@ int64_t pack_part(const Slice& region, const ReadPixels* read, const Box4& part,
                   float* out);
 int64_t unpack_part(const Slice& region, const ReadPixels* read, const Box4& part, const float* in,
                     const Box4& dst_box, float* dst, bool add);
+// The part straight from the slice's own storage into a box buffer (no packing: a gather over a
+// fibre of one rank).
+int64_t copy_part(const Slice& region, const ReadPixels* read, const Box4& part, const float* src,
+                  const Box4& dst_box, float* dst);
+
 // Adds the values of a box buffer (src_box, src) at the part's elements into the slice's own
 // storage (all elements, no read filter): accumulating a block computed in pieces directly in
 // the layout a collective sends.

@@ -42,11 +42,12 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
       halo_send_buf, halo_recv_buf, din_block, din_recv;
   const auto gather = [&](const std::vector<Slice>& slices, const ReadPixels* r, const Box4& part,
                           int64_t me, Kept& send, Kept& recv, Kept& block) {
+    block.need(part.volume());
+    if (slices.size() == 1) return;  // copied from the slice itself, no staging
     int64_t all = 0;
     for (const Slice& s : slices) all += count_part(s, r, part);
     send.need(count_part(slices[me], r, part));
     recv.need(all);
-    block.need(part.volume());
   };
   const auto halo = [&](const Box4& part) {
     Box4 need = needed;

@@ -18,6 +18,9 @@ namespace convgrid {
 struct StreamOptions {
   int64_t panels = 1;  // b: clamped to the reduction range of the rank's block
   int64_t pieces = 4;  // chunks of samples per panel's local work (requests tested between)
+  // False skips the local work (the results are then not computed): the same communication,
+  // for measuring it alone (convgrid bench --panels).
+  bool local_work = true;
 };
 
 // The panels of pass p on rank g for `panels` requested (b): the reduction range of the rank's

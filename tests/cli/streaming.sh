@@ -44,6 +44,19 @@ run_mpi 2 conv --shape "$shape" --grid 1,2,1,1,1 --panels 3 --backend reference 
 grep -q "streamed in 3 panels" panels.txt || fail "--panels 3 did not stream: $(head -3 panels.txt)"
 expect_words_match_model panels.json
 
+# bench --panels: the streamed step against its communication alone and its local work alone.
+run_mpi 2 bench --batch 4 --layers 'res5_3x3_512-512$' --panels 2 --repeat 1 --json bench.json > bench.txt \
+  || fail "bench --panels exited with status $?: $(< bench.txt)"
+"$PYTHON" - bench.json <<'PY' || fail "bench.json lacks the streamed figures"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert len(rows) == 1 and rows[0]["panels"] == 2
+r = rows[0]
+for key in ("step_s", "comm_alone_s", "compute_s", "one_rank_step_s"):
+    assert r[key] > 0, key
+assert abs(r["step_over_max"] - r["step_s"] / max(r["comm_alone_s"], r["compute_s"])) < 1e-9
+PY
+
 expect_fail_with "--panels -2" conv --shape "$shape" --panels -2
 expect_fail_with "1.0 KiB" conv --shape "$shape" --mem-per-rank 1KiB
 echo "PASS"
