@@ -120,6 +120,7 @@ int run_conv(const ConvOptions& o) {
   plan.procs = world.size();
   plan.passes = passes;
   plan.profile = load_profile("local-default");
+  plan.engine = backend;
   if (!o.mem_per_rank.empty()) plan.mem_per_rank_bytes = parse_bytes(o.mem_per_rank);
   GridDims dims;
   int64_t panels = std::max<int64_t>(o.panels, 0);
@@ -154,8 +155,9 @@ int run_conv(const ConvOptions& o) {
 
   ConvReport report{shape, dims, o.backend, choice, o.repeat, {}};
   const LayerLayout& layout = run.layout();
-  int64_t model_bytes = panels > 0 ? streamed_memory_bytes(layout, grid.coord(), passes, panels, StreamOptions{}.pieces)
-                                   : grid_memory_bytes(layout, grid.coord(), passes);
+  int64_t model_bytes =
+      panels > 0 ? streamed_memory_bytes(layout, grid.coord(), passes, panels, StreamOptions{}.pieces, backend)
+                 : grid_memory_bytes(layout, grid.coord(), passes, backend);
   MPI_Allreduce(&model_bytes, &report.model_bytes, 1, MPI_INT64_T, MPI_MAX, world.raw());
   Held held;
   for (Pass p : passes) {

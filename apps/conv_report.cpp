@@ -85,8 +85,8 @@ void print_report(const ConvReport& r) {
   }
   int64_t peak = 0;
   for (const PassReport& p : r.passes) peak = std::max(peak, static_cast<int64_t>(max_over(p.ranks).peak_bytes));
-  fmt::print("memory: peak tracked {} bytes, modelled {} bytes (largest over ranks; the model counts the\n"
-             " slices and the algorithm's buffers, not the copies the oneDNN engine keeps in its layouts)\n",
+  fmt::print("memory: peak tracked {} bytes, modelled {} bytes (largest over ranks: the slices, the\n"
+             " algorithm's buffers and the local engine's own copies)\n",
              peak, r.model_bytes);
   fmt::print("(recv words, peak bytes and times: the largest over ranks; words are float32; the lower\n"
              " bound is the average per rank any algorithm receives, the pass's share of the step's)\n");

@@ -388,6 +388,33 @@ TEST(LocalConv, KeepsItsBuffersInTheMemoryTracker) {
   EXPECT_EQ(MemoryTracker::current_bytes(), before);
 }
 
+// engine_bytes is what the plain-layout calls of each set of passes keep, to the byte, on shapes
+// whose preferred layouts are blocked and plain; and nothing for the reference backend.
+TEST(LocalConv, EngineBytesAreWhatPlainCallsKeep) {
+  const std::vector<std::vector<Pass>> sets = {
+      {Pass::forward}, {Pass::backward_data}, {Pass::backward_weights},
+      {Pass::forward, Pass::backward_data, Pass::backward_weights}};
+  for (const ConvShape& shape : {kLayer, kStridedLayer, ConvShape::parse("N=2,C=3,H=9,W=9,K=5,R=3,S=3")}) {
+    const Operands op = random_operands(shape, false, 16);
+    for (const std::vector<Pass>& passes : sets) {
+      const int64_t before = MemoryTracker::current_bytes();
+      MemoryTracker::reset_peak();
+      {
+        LocalConv conv(shape, false);
+        Vec out(shape.output_elems()), din(shape.input_elems()), dker(shape.weight_elems());
+        for (Pass p : passes) {
+          if (p == Pass::forward) conv.forward(op.in.data(), op.ker.data(), nullptr, out.data());
+          if (p == Pass::backward_data) conv.backward_data(op.dout.data(), op.ker.data(), din.data());
+          if (p == Pass::backward_weights) conv.backward_weights(op.dout.data(), op.in.data(), dker.data(), nullptr);
+        }
+        EXPECT_EQ(MemoryTracker::peak_bytes() - before, engine_bytes(shape, false, Backend::onednn, passes))
+            << shape.to_string() << ", " << passes.size() << " passes starting " << pass_name(passes[0]);
+      }
+      EXPECT_EQ(engine_bytes(shape, false, Backend::reference, passes), 0);
+    }
+  }
+}
+
 TEST(LocalConv, ResidentLoadStoreRoundTripIsExact) {
   const Operands op = random_operands(kStridedLayer, true, 15);
   LocalConv conv(kStridedLayer, true);

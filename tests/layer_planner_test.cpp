@@ -78,6 +78,7 @@ TEST(LayerPlanner, UnmeetableLimitGivesTheSmallestThatWorks) {
   o.mem_per_rank_bytes = 1024;
   int64_t smallest = std::numeric_limits<int64_t>::max();
   for (const GridDims& d : all_grids(4)) smallest = std::min(smallest, evaluate_grid(s, d, o).memory_bytes);
+  o.allow_streaming = false;  // the grid algorithm's smallest; with streaming: memory_tradeoff's
   try {
     plan_layer(s, o);
     FAIL() << "expected InputError";
@@ -86,6 +87,15 @@ TEST(LayerPlanner, UnmeetableLimitGivesTheSmallestThatWorks) {
   }
   o.mem_per_rank_bytes = smallest;
   EXPECT_LE(plan_layer(s, o).memory_bytes, smallest);
+  // With streaming the smallest limit is the least memory of every plan the layer offers.
+  o.allow_streaming = true;
+  o.mem_per_rank_bytes = 1024;
+  int64_t least = std::numeric_limits<int64_t>::max();
+  for (const LayerPlan& p : memory_tradeoff(s, o)) least = std::min(least, p.memory_bytes);
+  EXPECT_LE(least, smallest);
+  EXPECT_TRUE(throws_input_error([&] { plan_layer(s, o); }, {fmt::format("({} bytes)", least)}));
+  o.mem_per_rank_bytes = least;
+  EXPECT_LE(plan_layer(s, o).memory_bytes, least);
 }
 
 TEST(LayerPlanner, DataParallelWhenWeightsAreSmall) {

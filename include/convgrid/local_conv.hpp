@@ -21,6 +21,7 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "convgrid/conv_shape.hpp"
 
@@ -59,6 +60,12 @@ void backward_data(const ConvShape& s, const float* dout, const float* ker, floa
 void backward_weights(const ConvShape& s, const float* dout, const float* in, float* dker,
                       float* dbias);
 }  // namespace reference
+
+// The bytes a LocalConv of `shape` keeps after running `passes` through its plain-layout calls
+// (every tensor in each layout a pass prefers, the reorders' and primitives' scratchpads), as
+// the memory tracker counts them; 0 for the reference backend. It creates oneDNN's descriptors
+// (no tensors, nothing executed) and remembers the answer per shape and passes.
+int64_t engine_bytes(const ConvShape& shape, bool with_bias, Backend backend, const std::vector<Pass>& passes);
 
 // One layer's local convolution: oneDNN primitives are created once per shape and pass (on first
 // use) and every scratch buffer is kept, so steady-state calls allocate nothing.

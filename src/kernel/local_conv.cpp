@@ -2,7 +2,10 @@
 // resident between calls, and the plain-layout calls built on them.
 #include "convgrid/local_conv.hpp"
 
+#include <algorithm>
 #include <array>
+#include <map>
+#include <string>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -194,6 +197,64 @@ struct LocalConv::Impl {
     }
   }
 };
+
+namespace {
+
+int64_t floats_of(size_t bytes) {
+  return (static_cast<int64_t>(bytes) + static_cast<int64_t>(sizeof(float)) - 1) /
+         static_cast<int64_t>(sizeof(float));
+}
+
+// What ResidentTensor::layout and KeptPrimitive allocate, without allocating it.
+int64_t count_engine_floats(const ConvShape& shape, bool with_bias, const std::vector<Pass>& passes) {
+  const dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  const auto forward = kernel::forward_desc(shape, with_bias, engine);
+  std::vector<std::pair<Tensor, dnnl::memory::desc>> layouts;
+  int64_t floats = 0;
+  std::vector<Pass> seen;
+  for (Pass p : passes) {
+    if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+    seen.push_back(p);
+    const dnnl::primitive_desc pd =
+        p == Pass::forward ? dnnl::primitive_desc(forward) : kernel::backward_desc(p, shape, with_bias, forward);
+    floats += floats_of(pd.scratchpad_desc().get_size());
+    for (const kernel::PassArgument& a : kernel::pass_arguments(p, with_bias)) {
+      const dnnl::memory::desc desc = pd.query_md(dnnl::query::exec_arg_md, a.dnnl_arg);
+      const bool known = std::any_of(layouts.begin(), layouts.end(), [&](const auto& l) {
+        return l.first == a.tensor && l.second == desc;
+      });
+      if (known) continue;
+      layouts.emplace_back(a.tensor, desc);
+      floats += static_cast<int64_t>(desc.get_size() / sizeof(float));
+      const dnnl::memory::desc plain = kernel::plain_desc(shape, a.tensor);
+      if (desc != plain) {  // the two reorders' scratchpads
+        for (const auto& [from, to] : {std::pair{plain, desc}, std::pair{desc, plain}}) {
+          const dnnl::reorder::primitive_desc r(engine, from, engine, to, kernel::user_scratchpad_attr());
+          floats += floats_of(r.scratchpad_desc().get_size());
+        }
+      }
+    }
+  }
+  return floats;
+}
+
+}  // namespace
+
+int64_t engine_bytes(const ConvShape& shape, bool with_bias, Backend backend, const std::vector<Pass>& passes) {
+  if (backend == Backend::reference || passes.empty()) return 0;
+  static std::map<std::string, int64_t> known;  // by shape, bias and passes
+  std::string key = fmt::format("{}|{}", shape.to_string(), with_bias);
+  for (Pass p : passes) key += fmt::format("|{}", pass_name(p));
+  auto it = known.find(key);
+  if (it != known.end()) return it->second;
+  int64_t bytes = 0;
+  try {
+    bytes = 4 * count_engine_floats(shape, with_bias, passes);
+  } catch (const dnnl::error& e) {
+    throw Error(fmt::format("oneDNN cannot describe {}: {}", shape.to_string(), e.what()));
+  }
+  return known.emplace(key, bytes).first->second;
+}
 
 LocalConv::LocalConv(const ConvShape& shape, bool with_bias, Backend backend)
     : impl_(std::make_unique<Impl>(shape, with_bias, backend)) {}

@@ -7,7 +7,8 @@
 
 namespace convgrid {
 
-int64_t grid_memory_bytes(const LayerLayout& L, GridCoord g, const std::vector<Pass>& passes) {
+int64_t grid_memory_bytes(const LayerLayout& L, GridCoord g, const std::vector<Pass>& passes,
+                          Backend engine) {
   const GridDims& d = L.dims();
   const Box4 in_block = L.in_block(g), needed = L.in_needed(g), out_block = L.out_block(g);
   const int64_t ker_block = L.ker_block(g).volume();
@@ -83,7 +84,7 @@ int64_t grid_memory_bytes(const LayerLayout& L, GridCoord g, const std::vector<P
     }
   }
   words += (has_in ? in_slice : 0) + (has_ker ? ker_slice : 0) + (has_dout ? out_slice : 0);
-  return 4 * (words + send + recv);
+  return 4 * (words + send + recv) + engine_bytes(L.local_shape(g), false, engine, passes);
 }
 
 }  // namespace convgrid

@@ -2,7 +2,9 @@
 #include "model/streamed_memory.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <tuple>
 
 #include "layout/fibre_slices.hpp"
 #include "layout/pack.hpp"
@@ -25,7 +27,7 @@ struct Kept {
 }  // namespace
 
 int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vector<Pass>& passes,
-                              int64_t panels, int64_t pieces) {
+                              int64_t panels, int64_t pieces, Backend engine) {
   const GridDims& d = L.dims();
   const FibreSlices f(L, g);
   const ReadPixels* read = &L.read();
@@ -69,9 +71,24 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
   const auto chunk = [&](int64_t n) { return balanced_block(n, std::min(pieces, n), 0).size(); };
   bool has_in = false, has_ker = false, has_dout = false;
   int64_t slices = 0;
+  // The local engines StreamedConv makes: one per (N, C, K) of a chunk, with the passes it ran.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<ConvShape, std::vector<Pass>>> engines;
+  const auto use_engine = [&](ConvShape s, int64_t n, Pass p) {
+    const int64_t parts = std::min(pieces, n);
+    for (int64_t j = 0; j < parts; ++j) {
+      s.N = balanced_block(n, parts, j).size();
+      auto& [shape, used] = engines.try_emplace(std::make_tuple(s.N, s.C, s.K), s, std::vector<Pass>{}).first->second;
+      if (std::find(used.begin(), used.end(), p) == used.end()) used.push_back(p);
+    }
+  };
   for (Pass p : passes) {
     const std::vector<Range> ps = stream_panels(L, g, p, panels);
     for (size_t i = 0; i < ps.size(); ++i) {
+      ConvShape s = whole;
+      if (p == Pass::forward) s.C = ps[i].size();
+      if (p == Pass::backward_data) s.K = ps[i].size();
+      if (p == Pass::backward_weights) s.N = ps[i].size();
+      use_engine(s, s.N, p);
       const size_t slot = i % 2;
       switch (p) {
         case Pass::forward: {
@@ -135,7 +152,11 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
                         &halo_send_buf, &halo_recv_buf, &din_block, &din_recv}) {
     words += k->words;
   }
-  return 4 * words;
+  int64_t engine_total = 0;
+  for (const auto& [key, engine_use] : engines) {
+    engine_total += engine_bytes(engine_use.first, false, engine, engine_use.second);
+  }
+  return 4 * words + engine_total;
 }
 
 }  // namespace convgrid

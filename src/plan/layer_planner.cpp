@@ -69,7 +69,7 @@ LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const Plan
     plan.passes.push_back(f);
   }
   for (const GridCoord& g : representative_ranks(L)) {
-    plan.memory_bytes = std::max(plan.memory_bytes, grid_memory_bytes(L, g, o.passes));
+    plan.memory_bytes = std::max(plan.memory_bytes, grid_memory_bytes(L, g, o.passes, o.engine));
   }
   return plan;
 }
@@ -98,7 +98,7 @@ LayerPlan evaluate_streamed(const ConvShape& shape, const GridDims& grid, const 
     plan.passes.push_back(f);
   }
   for (const GridCoord& g : ranks) {
-    plan.memory_bytes = std::max(plan.memory_bytes, streamed_memory_bytes(L, g, o.passes, panels, o.stream_pieces));
+    plan.memory_bytes = std::max(plan.memory_bytes, streamed_memory_bytes(L, g, o.passes, panels, o.stream_pieces, o.engine));
   }
   return plan;
 }

@@ -32,6 +32,8 @@ struct PlanOptions {
   // 5) with the fewest panels that meets it; its panels run in `stream_pieces` chunks each.
   bool allow_streaming = true;
   int64_t stream_pieces = 4;
+  // The local engine whose own copies count in the memory (oneDNN, as convgrid conv runs).
+  Backend engine = Backend::onednn;
 };
 
 struct PassFigures {

@@ -15,10 +15,10 @@ half=$((free / 2))
 most=$((free * 6 / 10))
 
 # Left to the planner, half the unconstrained plan's memory is met (by the grid and panels it picks).
-run_mpi 4 conv --shape "$shape" --backend reference --repeat 1 --check --mem-per-rank "$half" \
+run_mpi 4 conv --shape "$shape" --repeat 1 --check --mem-per-rank "$half" \
   --json planned.json > planned.txt || fail "conv under ${half} bytes exited with status $?: $(< planned.txt)"
 # On the unconstrained plan's own grid, 60% of its memory needs streaming.
-run_mpi 4 conv --shape "$shape" --grid "$grid" --backend reference --repeat 1 --check --mem-per-rank "$most" \
+run_mpi 4 conv --shape "$shape" --grid "$grid" --repeat 1 --check --mem-per-rank "$most" \
   --json lean.json > lean.txt || fail "conv on $grid under ${most} bytes exited with status $?: $(< lean.txt)"
 grep -q "streamed in" lean.txt || fail "grid $grid under 60% of its memory is not streamed: $(head -3 lean.txt)"
 for run in "planned.json $half" "lean.json $most"; do
@@ -34,12 +34,12 @@ for name, p in j["passes"].items():
         assert r["peak_bytes"] <= limit, (name, r["rank"], r["peak_bytes"], limit)
     assert p["max"]["peak_bytes"] <= j["model_bytes"], (name, p["max"]["peak_bytes"], j["model_bytes"])
     assert p["check"]["ok"], name
-# The tracked peak of the step is the model (the loop-nest engine keeps no copies of its own).
+# The tracked peak of the step is the model (the oneDNN engine's own copies included).
 assert max(p["max"]["peak_bytes"] for p in j["passes"].values()) == j["model_bytes"]
 PY
 done
 
-run_mpi 2 conv --shape "$shape" --grid 1,2,1,1,1 --panels 3 --backend reference --repeat 1 --check \
+run_mpi 2 conv --shape "$shape" --grid 1,2,1,1,1 --panels 3 --repeat 1 --check \
   --json panels.json > panels.txt || fail "conv --panels 3 exited with status $?: $(< panels.txt)"
 grep -q "streamed in 3 panels" panels.txt || fail "--panels 3 did not stream: $(head -3 panels.txt)"
 expect_words_match_model panels.json
