@@ -135,7 +135,7 @@ void StreamedConv::halo_into(const Box4& part, const float* owned, float* needed
   Box4 need = in_needed_box_;
   need.r[0] = part.r[0];
   need.r[1] = part.r[1];
-  copy_box(Slice::whole(need.intersect(part)), read, part, owned, need, needed);
+  if (needed != owned) copy_box(Slice::whole(need.intersect(part)), read, part, owned, need, needed);
   const auto clip = [&](const Box4& b) { return with(with(b, 0, part.r[0]), 1, part.r[1]); };
   int64_t send_words = 0, recv_words = 0;
   for (const HaloPiece& p : halo_send_) send_words += count_part(Slice::whole(clip(p.box)), read, clip(p.box));
@@ -210,7 +210,10 @@ void StreamedConv::stream(const std::vector<Gather>& ga, const float* a, const s
       Box4 need = in_needed_box_;
       need.r[0] = ga[i].part.r[0];
       need.r[1] = ga[i].part.r[1];
-      halo_into(ga[i].part, panel_a_.data(), ensure(needed_, need.volume()), traffic);
+      // When the panel's needed input is its owned block, the kernel reads the gathered panel
+      // itself (the halo then only sends).
+      needed_input_ = need == ga[i].part ? panel_a_.data() : ensure(needed_, need.volume());
+      halo_into(ga[i].part, panel_a_.data(), needed_input_, traffic);
     }
     std::vector<Request> next = i + 1 < ga.size() ? post_panel(i + 1) : std::vector<Request>{};
     seconds_.comm += now() - t;
@@ -238,7 +241,7 @@ void StreamedConv::forward(const float* in, const float* ker, float* out, Traffi
     gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, with(ker_box_, 1, p), d.nhw_index(g)));
   }
   stream(gin, in, gker, ker, /*haloed=*/true, traffic, [&](size_t i, std::vector<Request>& next) {
-    const float* needed = needed_.data();
+    const float* needed = needed_input_;
     ConvShape s = whole;
     s.C = ps[i].size();
     const int64_t in_n = s.C * s.H * s.W;
@@ -335,7 +338,7 @@ void StreamedConv::backward_weights(const float* dout, const float* in, float* d
     gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 0, p), g.c));
   }
   stream(gin, in, gdout, dout, /*haloed=*/true, traffic, [&](size_t i, std::vector<Request>& next) {
-    const float* needed = needed_.data();
+    const float* needed = needed_input_;
     ConvShape s = whole;
     s.N = ps[i].size();
     compute_in_pieces(s.N, next, [&](Range samples) {

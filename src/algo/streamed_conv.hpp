@@ -102,6 +102,7 @@ class StreamedConv {
   // Double-buffered panel storage: [i % 2] for panel i.
   Buffer send_a_[2], recv_a_[2], send_b_[2], recv_b_[2];
   Buffer panel_a_, panel_b_, needed_, temp_;
+  float* needed_input_ = nullptr;  // the current panel's haloed input: needed_ or panel_a_
   // accum_: the result being summed over panels (forward: in the c-fibre's slice order, as the
   // reduce-scatter sends it); temp_: one chunk's result, then the staging of the final reduction.
   Buffer accum_, halo_send_buf_, halo_recv_buf_, din_block_, din_recv_;

@@ -55,7 +55,7 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
     Box4 need = needed;
     need.r[0] = part.r[0];
     need.r[1] = part.r[1];
-    needed_buf.need(need.volume());
+    if (!(need == part)) needed_buf.need(need.volume());  // else the gathered panel is read itself
     const auto words = [&](const std::vector<HaloPiece>& pieces) {
       int64_t n = 0;
       for (const HaloPiece& p : pieces) {
