@@ -103,12 +103,28 @@ void all_to_all_v(const Communicator& comm, std::span<const float> send,
                      words_from_others(recv_counts, comm.rank()));
 }
 
-void all_reduce_sum(const Communicator& comm, std::span<float> data, TrafficCounter& traffic) {
-  const int count = to_mpi_count(static_cast<int64_t>(data.size()), "all_reduce_sum count");
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data.data(), count, MPI_FLOAT, MPI_SUM, comm.raw()),
+namespace {
+
+void all_reduce(const Communicator& comm, std::span<float> data, MPI_Op op, TrafficCounter& traffic) {
+  const int count = to_mpi_count(static_cast<int64_t>(data.size()), "all_reduce count");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data.data(), count, MPI_FLOAT, op, comm.raw()),
             "MPI_Allreduce");
   traffic.collective(CommKind::all_reduce, comm.size(),
                      all_reduce_words(count, comm.size(), comm.rank()));
+}
+
+}  // namespace
+
+void all_reduce_sum(const Communicator& comm, std::span<float> data, TrafficCounter& traffic) {
+  all_reduce(comm, data, MPI_SUM, traffic);
+}
+
+void all_reduce_max(const Communicator& comm, std::span<float> data, TrafficCounter& traffic) {
+  all_reduce(comm, data, MPI_MAX, traffic);
+}
+
+void all_reduce_min(const Communicator& comm, std::span<float> data, TrafficCounter& traffic) {
+  all_reduce(comm, data, MPI_MIN, traffic);
 }
 
 void broadcast(const Communicator& comm, std::span<float> data, int root, TrafficCounter& traffic) {

@@ -49,6 +49,9 @@ void all_to_all_v(const Communicator& comm, std::span<const float> send,
 
 // MPI_Allreduce with MPI_SUM, in place: every rank ends with the element-wise sum of `data`.
 void all_reduce_sum(const Communicator& comm, std::span<float> data, TrafficCounter& traffic);
+// The same with MPI_MAX and MPI_MIN (counted like all_reduce_sum).
+void all_reduce_max(const Communicator& comm, std::span<float> data, TrafficCounter& traffic);
+void all_reduce_min(const Communicator& comm, std::span<float> data, TrafficCounter& traffic);
 
 // MPI_Bcast: every rank ends with the root's `data` (same size on every rank).
 void broadcast(const Communicator& comm, std::span<float> data, int root, TrafficCounter& traffic);

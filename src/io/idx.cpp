@@ -221,6 +221,26 @@ ImageSet read_idx_images(const std::string& path, Range samples) {
   return set;
 }
 
+ImageSet read_idx_images_at(const std::string& path, std::span<const int64_t> samples) {
+  IdxReader r = open_images(path);
+  const auto& dims = r.header().dims;
+  ImageSet set{std::ssize(samples), dims[1], dims[2], {}};
+  const int64_t image_bytes = dims[1] * dims[2];
+  set.pixels.resize(static_cast<size_t>(set.count * image_bytes));
+  int64_t at = 0;  // the next sample of the file
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const int64_t s = samples[i];
+    if (i > 0 && s <= samples[i - 1]) {
+      throw Error(fmt::format("read_idx_images_at: sample {} after {}: not increasing", s, samples[i - 1]));
+    }
+    r.check_range(Range{s, s + 1});
+    r.skip((s - at) * image_bytes);
+    r.read(set.pixels.data() + i * image_bytes, image_bytes);
+    at = s + 1;
+  }
+  return set;
+}
+
 std::vector<uint8_t> read_idx_labels(const std::string& path, Range samples) {
   IdxReader r = open_labels(path);
   r.check_range(samples);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct ImageSet {
 
 // samples must lie within [0, count) of the file's header (an empty range is allowed).
 ImageSet read_idx_images(const std::string& path, Range samples);
+
+// The images of the given samples (strictly increasing, each within the file), in that order:
+// the file is read once, skipping what lies between them.
+ImageSet read_idx_images_at(const std::string& path, std::span<const int64_t> samples);
 
 // Labels of samples [samples.begin, samples.end); each must be a class 0-9.
 std::vector<uint8_t> read_idx_labels(const std::string& path, Range samples);

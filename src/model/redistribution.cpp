@@ -24,11 +24,46 @@ Boxes boxes_of(const Slice& s) {
   return out;
 }
 
+// The coordinate of the next rank in row-major order (w fastest).
+void advance(GridCoord& g, const GridDims& d) {
+  if (++g.w < d.Pw) return;
+  g.w = 0;
+  if (++g.h < d.Ph) return;
+  g.h = 0;
+  if (++g.c < d.Pc) return;
+  g.c = 0;
+  if (++g.k < d.Pk) return;
+  g.k = 0;
+  ++g.n;
+}
+
+int64_t common(const Boxes& a, const Boxes& b) {
+  int64_t n = 0;
+  for (const Box4& x : a) {
+    for (const Box4& y : b) n += x.intersect(y).volume();
+  }
+  return n;
+}
+
+}  // namespace
+
+bool same_extents(const Box4& a, const Box4& b) {
+  for (int d = 0; d < 4; ++d) {
+    if (a.extent(d) != b.extent(d)) return false;
+  }
+  return true;
+}
+
+bool is_flattened_view(const Box4& flat, const Box4& tensor) {
+  return flat.extent(0) == tensor.extent(0) && flat.extent(2) == 1 && flat.extent(3) == 1 &&
+         flat.extent(1) == tensor.extent(1) * tensor.extent(2) * tensor.extent(3);
+}
+
 // The same elements in the flattened view of a C x H x W tensor (n, c*H*W + y*W + x, 0, 0):
 // one box per whole block of channels, per channel when rows are partial, per row otherwise.
-Boxes flattened(const Boxes& boxes, const Box4& tensor) {
+std::vector<Box4> flattened(const std::vector<Box4>& boxes, const Box4& tensor) {
   const int64_t H = tensor.extent(2), W = tensor.extent(3);
-  Boxes out;
+  std::vector<Box4> out;
   const auto add = [&](Range n, int64_t first, int64_t count) {
     out.push_back({{n, Range{first, first + count}, Range{0, 1}, Range{0, 1}}});
   };
@@ -47,42 +82,6 @@ Boxes flattened(const Boxes& boxes, const Box4& tensor) {
   }
   return out;
 }
-
-// The coordinate of the next rank in row-major order (w fastest).
-void advance(GridCoord& g, const GridDims& d) {
-  if (++g.w < d.Pw) return;
-  g.w = 0;
-  if (++g.h < d.Ph) return;
-  g.h = 0;
-  if (++g.c < d.Pc) return;
-  g.c = 0;
-  if (++g.k < d.Pk) return;
-  g.k = 0;
-  ++g.n;
-}
-
-bool same_extents(const Box4& a, const Box4& b) {
-  for (int d = 0; d < 4; ++d) {
-    if (a.extent(d) != b.extent(d)) return false;
-  }
-  return true;
-}
-
-// Whether `flat` is the flattened view of `tensor`.
-bool is_flattened_view(const Box4& flat, const Box4& tensor) {
-  return flat.extent(0) == tensor.extent(0) && flat.extent(2) == 1 && flat.extent(3) == 1 &&
-         flat.extent(1) == tensor.extent(1) * tensor.extent(2) * tensor.extent(3);
-}
-
-int64_t common(const Boxes& a, const Boxes& b) {
-  int64_t n = 0;
-  for (const Box4& x : a) {
-    for (const Box4& y : b) n += x.intersect(y).volume();
-  }
-  return n;
-}
-
-}  // namespace
 
 Placement::Placement(const LayerLayout& layout, Side side, Box4 tensor)
     : dims_(layout.dims()), side_(side), tensor_(tensor) {

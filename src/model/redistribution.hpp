@@ -63,6 +63,14 @@ class Placement {
   std::vector<Range> split_;
 };
 
+// Whether two tensors have the same extents, and whether `flat` is the flattened view of
+// `tensor` (N x C*H*W x 1 x 1).
+bool same_extents(const Box4& a, const Box4& b);
+bool is_flattened_view(const Box4& flat, const Box4& tensor);
+// The same elements in the flattened view of a C x H x W tensor (n, c*H*W + y*W + x, 0, 0):
+// one box per whole block of channels, per channel when rows are partial, per row otherwise.
+std::vector<Box4> flattened(const std::vector<Box4>& boxes, const Box4& tensor);
+
 // Throws InputError unless `to` holds the same activation as `from` (the same N and either the
 // same C x H x W or a flattened view of it: C*H*W features on 1 x 1) on the same number of ranks.
 void validate_redistribution(const Placement& from, const Placement& to);

@@ -1,0 +1,53 @@
+// The samples of each training step, and this rank's part of them (issue: each rank reads only
+// its samples). An epoch visits the data set in an order drawn from the seed and the epoch number
+// (the same on every rank, for any grid); batch b holds positions [b*N, b*N + N) of that order,
+// the last batch padded with weight-0 samples (all-zero images) so that every step has N.
+// A rank needs the samples of its part of the first layer's input (the slice's sample range) in
+// every batch of the epoch: they are read in one pass over the image file at the start of the
+// epoch, normalised, and copied into the input slice (only its rows, columns and channels) per step.
+// Labels are small (one byte per sample): every rank reads all of them once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "layout/box.hpp"
+
+namespace convgrid {
+
+// A permutation of [0, count) from the seed and the epoch (Fisher-Yates with splitmix64).
+std::vector<int64_t> epoch_order(int64_t count, uint64_t seed, int64_t epoch);
+
+class BatchSource {
+ public:
+  // `count` samples (the first ones of the files); `shuffle` false keeps the file order (test).
+  // Throws InputError for files that are not what they claim.
+  BatchSource(std::string images, std::string labels, int64_t count, int64_t batch, uint64_t seed,
+              bool shuffle);
+
+  int64_t count() const { return count_; }
+  int64_t batches() const { return (count_ + batch_ - 1) / batch_; }
+  // Reads this rank's images for the epoch: those at positions within `samples` of each batch.
+  void start_epoch(int64_t epoch, Range samples);
+  // Fills the input slice (of tensor `tensor`, the first layer's view of the batch) with batch b,
+  // and every entry of labels and weights (batch entries each).
+  void fill(int64_t b, const Box4& tensor, const Slice& slice, float* input,
+            std::span<int32_t> labels, std::span<float> weights) const;
+
+ private:
+  std::string images_path_;
+  std::vector<uint8_t> all_labels_;
+  int64_t count_, batch_;
+  uint64_t seed_;
+  bool shuffle_;
+  std::vector<int64_t> order_;
+  std::optional<Range> loaded_;  // the sample range of the last start_epoch
+  int64_t pixels_ = 0;          // per image
+  std::vector<int64_t> slot_;   // sample -> index in images_, or -1
+  std::vector<float> images_;   // normalised images this rank read
+};
+
+}  // namespace convgrid

@@ -1,0 +1,22 @@
+// The element-wise parts of a layer on one rank's slice of an activation: ReLU, and the bias of
+// a convolution or fully connected layer (one value per output channel, dimension 1 of the
+// slice's box). Nothing moves: each rank works on what it holds.
+#pragma once
+
+#include <cstdint>
+
+#include "layout/box.hpp"
+
+namespace convgrid {
+
+// y = max(x, 0), in place.
+void relu_forward(float* data, int64_t n);
+// dx = dy where y > 0, else 0, in place on the gradient.
+void relu_backward(const float* y, float* grad, int64_t n);
+
+// out[i] += bias[channel of element i].
+void add_bias(const Slice& slice, const float* bias, float* out);
+// dbias[channel] += sum of dout over the slice's elements of that channel.
+void accumulate_bias_grad(const Slice& slice, const float* dout, float* dbias);
+
+}  // namespace convgrid

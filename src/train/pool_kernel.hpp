@@ -1,0 +1,43 @@
+// Max and average pooling on one rank's part of an activation (SPEC section 8; conventions of
+// nn/network.hpp: out = floor((H + 2*pad - window) / stride) + 1, max pads with -inf, average
+// divides by the whole window, padding counting as 0).
+//
+// A rank computes the pooled elements of its output Slice from a dense input region (a box of
+// the unpooled tensor that covers every window of that slice: pool_input_region); the region is
+// gathered from the input's holders first, halos included (train/box_exchange.hpp). Backward adds
+// each output gradient into the input region (to the window's maximum, or spread evenly), and the
+// region's gradient goes back to the holders, where overlapping windows sum.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "layout/box.hpp"
+#include "nn/network.hpp"
+
+namespace convgrid {
+
+struct PoolGeometry {
+  PoolParams params;
+  bool max = true;      // max pooling, else average
+  int64_t H = 0, W = 0;  // the input's extents (rows and columns of the unpooled tensor)
+};
+
+// The input rows and columns (clipped to the image) that the windows of output box `out` read,
+// over the same samples and channels. An empty box for an empty output.
+Box4 pool_input_box(const PoolGeometry& g, const Box4& out);
+
+// The smallest box containing the input of every element of `out` (empty slice: empty box).
+Box4 pool_input_region(const PoolGeometry& g, const Slice& out);
+
+// out[i] for every element of the slice, from `in`, the dense storage of `region`. With max
+// pooling, argmax[i] is the offset in the region of the element chosen (ties: the first in
+// row-major window order).
+void pool_forward(const PoolGeometry& g, const Box4& region, const float* in, const Slice& out_slice,
+                  float* out, int32_t* argmax);
+
+// Adds the input gradient of every output element into din (dense storage of `region`).
+void pool_backward(const PoolGeometry& g, const Box4& region, const Slice& out_slice,
+                   const float* dout, const int32_t* argmax, float* din);
+
+}  // namespace convgrid

@@ -1,0 +1,118 @@
+// The training loop (see trainer.hpp). Checkpoints hold the state after a step; when that step
+// ends an epoch, the state already points at the next epoch, so every run writes the same bytes
+// for the same step however it got there.
+#include "train/trainer.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <csignal>
+
+#include "convgrid/error.hpp"
+
+namespace convgrid {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+Trainer::Trainer(const Communicator& world, DistNet& net, BatchSource& train, BatchSource& test,
+                 TrainState initial, TrainOptions options)
+    : world_(world), net_(net), train_(train), test_(test), state_(std::move(initial)),
+      options_(std::move(options)), sgd_(net.params(), options_.sgd),
+      labels_(net.batch()), weights_(net.batch()) {}
+
+void Trainer::resume(const TrainObserver& observer) {
+  const auto note = [&](const std::string& s) {
+    if (observer.note) observer.note(s);
+  };
+  for (const std::string& path : list_checkpoints(options_.checkpoint_dir)) {
+    try {
+      state_ = read_checkpoint(path, state_, net_.params(), sgd_.velocity());
+      note(fmt::format("resumed from {} (epoch {}, step {})", path, state_.epoch + 1, state_.step));
+      last_checkpoint_ = path;
+      return;
+    } catch (const InputError& e) {
+      note(fmt::format("{}; trying the one before", e.what()));
+    }
+  }
+  note(fmt::format("no valid checkpoint in {}: starting from the beginning", options_.checkpoint_dir));
+}
+
+void Trainer::checkpoint() {
+  if (options_.checkpoint_dir.empty()) return;
+  last_checkpoint_ = write_checkpoint(world_, options_.checkpoint_dir, state_, net_.params(), sgd_.velocity());
+}
+
+EpochRecord Trainer::evaluate(int64_t epoch) {
+  EpochRecord rec;
+  rec.epoch = epoch;
+  test_.start_epoch(0, net_.input_slice().box.r[0]);
+  double loss = 0, weight = 0;
+  int64_t correct = 0;
+  for (int64_t b = 0; b < test_.batches(); ++b) {
+    test_.fill(b, net_.input_tensor(), net_.input_slice(), net_.input(), labels_, weights_);
+    const XentResult r = net_.step(labels_, weights_, false);
+    loss += r.loss * r.weight;
+    weight += r.weight;
+    correct += r.correct;
+  }
+  rec.test_loss = loss / weight;
+  rec.test_accuracy = static_cast<double>(correct) / weight;
+  return rec;
+}
+
+std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
+  if (options_.resume && !options_.checkpoint_dir.empty()) resume(observer);
+  std::vector<EpochRecord> records;
+  const Range samples = net_.input_slice().box.r[0];
+  while (state_.epoch < options_.epochs) {
+    const int64_t epoch = state_.epoch;
+    train_.start_epoch(epoch, samples);
+    const auto start = std::chrono::steady_clock::now();
+    int64_t trained = 0;  // samples trained in this run (a resumed epoch counts from its start)
+    EpochRecord rec;
+    for (int64_t b = state_.batch_in_epoch; b < train_.batches(); ++b) {
+      if (world_.rank() == options_.kill_rank && state_.step == options_.kill_step) std::raise(SIGKILL);
+      train_.fill(b, net_.input_tensor(), net_.input_slice(), net_.input(), labels_, weights_);
+      const XentResult r = net_.step(labels_, weights_, true);
+      sgd_.step(net_.params());
+      ++state_.step;
+      state_.batch_in_epoch = b + 1;
+      state_.epoch_loss_sum += r.loss * r.weight;
+      state_.epoch_correct += r.correct;
+      state_.epoch_samples += static_cast<int64_t>(r.weight);
+      trained += static_cast<int64_t>(r.weight);
+      steps_.push_back({state_.step, r.loss});
+      const double elapsed = seconds_since(start);
+      if (observer.step) observer.step(epoch + 1, b + 1, train_.batches(), r.loss, trained / std::max(elapsed, 1e-9));
+      const bool last = b + 1 == train_.batches();
+      if (last) {
+        rec.train_loss = state_.epoch_loss_sum / static_cast<double>(state_.epoch_samples);
+        rec.train_accuracy = static_cast<double>(state_.epoch_correct) / static_cast<double>(state_.epoch_samples);
+        state_.epoch = epoch + 1;
+        state_.batch_in_epoch = 0;
+        state_.epoch_loss_sum = 0;
+        state_.epoch_correct = 0;
+        state_.epoch_samples = 0;
+      }
+      if (last || (options_.checkpoint_every > 0 && state_.step % options_.checkpoint_every == 0)) {
+        if (last) rec.seconds = seconds_since(start);
+        checkpoint();
+      }
+    }
+    rec.samples_per_s = trained / std::max(rec.seconds, 1e-9);
+    const EpochRecord test = evaluate(epoch + 1);
+    rec.epoch = epoch + 1;
+    rec.test_loss = test.test_loss;
+    rec.test_accuracy = test.test_accuracy;
+    records.push_back(rec);
+    if (observer.epoch) observer.epoch(rec);
+  }
+  return records;
+}
+
+}  // namespace convgrid

@@ -1,0 +1,82 @@
+// The training loop (SPEC section 8): epochs of synchronous SGD steps over a BatchSource on a
+// DistNet, a test evaluation after every epoch, and checkpoints every few steps and at the end.
+// Deterministic for a seed, grid and rank count: the data order, initial weights and every
+// reduction order depend on nothing else, so a resumed run repeats the uninterrupted one exactly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "train/batches.hpp"
+#include "train/checkpoint.hpp"
+#include "train/dist_net.hpp"
+#include "train/sgd.hpp"
+
+namespace convgrid {
+
+struct TrainOptions {
+  int64_t epochs = 1;
+  SgdOptions sgd;
+  std::string checkpoint_dir;    // empty: none
+  int64_t checkpoint_every = 0;  // steps; 0: at the end of every epoch only
+  bool resume = false;
+  // Testing aid: rank kill_rank raises SIGKILL on itself before step kill_step (a killed rank).
+  int kill_rank = -1;
+  int64_t kill_step = -1;
+};
+
+struct EpochRecord {
+  int64_t epoch = 0;  // 1-based
+  double train_loss = 0, train_accuracy = 0, test_loss = 0, test_accuracy = 0;
+  double samples_per_s = 0;  // training samples over the training loop's wall time
+  double seconds = 0;
+};
+
+struct StepRecord {
+  int64_t step = 0;  // 1-based, over the whole run
+  double loss = 0;
+};
+
+// What the loop reports as it goes (called on every rank; the caller prints on rank 0).
+struct TrainObserver {
+  std::function<void(const std::string&)> note;  // resumed from..., a corrupt checkpoint skipped
+  // After each step: epoch (1-based), batch within it (1-based), batches per epoch, loss,
+  // samples per second so far in this epoch.
+  std::function<void(int64_t, int64_t, int64_t, double, double)> step;
+  std::function<void(const EpochRecord&)> epoch;
+};
+
+class Trainer {
+ public:
+  Trainer(const Communicator& world, DistNet& net, BatchSource& train, BatchSource& test,
+          TrainState initial, TrainOptions options);
+
+  // Runs to the end (resuming first when asked); returns every epoch's record of this run.
+  std::vector<EpochRecord> run(const TrainObserver& observer);
+  const std::vector<StepRecord>& steps() const { return steps_; }
+  // The last checkpoint written (empty when none).
+  const std::string& last_checkpoint() const { return last_checkpoint_; }
+
+ private:
+  void resume(const TrainObserver& observer);
+  EpochRecord evaluate(int64_t epoch);
+  void checkpoint();
+
+  const Communicator& world_;
+  DistNet& net_;
+  BatchSource& train_;
+  BatchSource& test_;
+  TrainState state_;
+  TrainOptions options_;
+  Sgd sgd_;
+  std::vector<StepRecord> steps_;
+  std::string last_checkpoint_;
+  std::vector<int32_t> labels_;
+  std::vector<float> weights_;
+};
+
+}  // namespace convgrid

@@ -1,0 +1,77 @@
+# convgrid train on a slice of Fashion-MNIST (Debian's dataset-fashion-mnist):
+#  - the first 20 losses at 2, 3 and 4 ranks (planner grids, and forced spatial and channel grids
+#    whose pooling needs halos) equal the one-rank run within 1e-4 relative, and the words the
+#    redistributions move equal the model's (and the planner's);
+#  - a run whose rank 1 is killed exits (no hang); resumed, it ends with the same final checkpoint,
+#    byte for byte, as an uninterrupted run, also when its newest checkpoint is corrupt (refused
+#    with a message, the previous one used); the checkpoint loads at another rank count;
+#  - bad input: missing data, a file that is not IDX, a bad grid, --resume without a directory.
+source "$(dirname "$0")/lib.bash"
+cli_init "$@"
+
+base=(train --test-samples 128 --batch 32 --threads 1 --progress lines --seed 3 --lr 0.01)
+common=("${base[@]}" --train-samples 640)
+
+# losses_match A.json B.json STEPS: the first STEPS losses agree within 1e-4 relative.
+losses_match() {
+  "$PYTHON" - "$1" "$2" "$3" <<'PY' || fail "$2: losses differ from $1"
+import json, sys
+a = json.load(open(sys.argv[1]))["steps"]
+b = json.load(open(sys.argv[2]))["steps"]
+n = int(sys.argv[3])
+assert len(a) >= n and len(b) >= n, (len(a), len(b))
+worst = max(abs(x["loss"] - y["loss"]) / abs(x["loss"]) for x, y in zip(a[:n], b[:n]))
+print(f"{sys.argv[2]}: largest relative difference over {n} steps {worst:.2e}")
+sys.exit(0 if worst <= 1e-4 else 1)
+PY
+}
+
+run_one "${common[@]}" --log-steps --json one.json > one.txt || fail "one-rank training failed: $(cat one.txt)"
+grep -q "^epoch 1: train loss" one.txt || fail "no epoch summary: $(cat one.txt)"
+for np in 2 3 4; do
+  run_mpi "$np" "${common[@]}" --log-steps --json "np$np.json" > "np$np.txt" || fail "np $np failed"
+  losses_match one.json "np$np.json" 20
+  grep -Eq "redistribution ([0-9]+) \(model \1, planner \1\)" "np$np.txt" ||
+    fail "np $np: redistribution words differ from the model: $(grep words "np$np.txt")"
+done
+for grid in 1,1,1,2,2 1,2,1,2,1 1,1,2,1,2; do
+  run_mpi 4 "${common[@]}" --grid "$grid" --log-steps --json "g$grid.json" > "g$grid.txt" || fail "grid $grid failed"
+  losses_match one.json "g$grid.json" 20
+  grep -Eq "redistribution ([0-9]+) \(model \1\) \| pooling halos [1-9]" "g$grid.txt" ||
+    fail "grid $grid: words differ from the model or no pooling halo: $(grep words "g$grid.txt")"
+done
+
+# Checkpoints: an uninterrupted run, then one killed at step 7 and resumed.
+ck=(--train-samples 256 --epochs 2 --checkpoint-every 3)
+common=("${base[@]}")
+run_mpi 2 "${common[@]}" "${ck[@]}" --checkpoint-dir full > full.txt || fail "uninterrupted run failed"
+final=$(ls full | tail -1)
+[[ $final == step-00000016.ckpt ]] || fail "final checkpoint is $final, expected step-00000016.ckpt"
+status=0
+run_mpi 2 "${common[@]}" "${ck[@]}" --checkpoint-dir cut --kill-at 1:7 > cut.txt 2>&1 || status=$?
+[[ $status -ne 0 && $status -ne 124 ]] || fail "the killed run exited with $status (124: it hung)"
+[[ ! -e cut/$final ]] || fail "the killed run wrote the final checkpoint"
+run_mpi 2 "${common[@]}" "${ck[@]}" --checkpoint-dir cut --resume > resumed.txt || fail "resume failed"
+grep -q "resumed from .*step-00000006.ckpt" resumed.txt || fail "did not resume from step 6: $(cat resumed.txt)"
+cmp full/$final cut/$final || fail "the resumed run's final checkpoint differs from the uninterrupted one"
+
+# A corrupt newest checkpoint is refused and the one before it used.
+rm cut/$final cut/step-00000015.ckpt
+"$PYTHON" -c "
+import sys
+p = 'cut/step-00000012.ckpt'
+b = bytearray(open(p, 'rb').read()); b[len(b) // 2] ^= 0xFF; open(p, 'wb').write(b)"
+run_mpi 3 "${common[@]}" "${ck[@]}" --checkpoint-dir cut --resume > again.txt 2>&1 || fail "resume at 3 ranks failed"
+grep -q "step-00000012.ckpt is corrupt" again.txt || fail "corrupt checkpoint not reported: $(cat again.txt)"
+grep -q "resumed from .*step-00000009.ckpt" again.txt || fail "did not fall back to step 9: $(cat again.txt)"
+[[ -e cut/$final ]] || fail "the run resumed at 3 ranks wrote no final checkpoint"
+
+# Bad input.
+expect_fail_with "nowhere/train-images-idx3-ubyte.gz" train --data-dir nowhere
+mkdir fake && printf 'not an idx file' | gzip > fake/train-images-idx3-ubyte.gz
+cp /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz /usr/share/datasets/fashion-mnist/t10k* fake/
+expect_fail_with "not an IDX file" train --data-dir fake
+expect_fail_with "--grid 2,1,1,1,1 has 2 ranks but the job has 1" train --grid 2,1,1,1,1
+expect_fail_with "--resume needs --checkpoint-dir" train --resume
+expect_fail_with "--epochs 0" train --epochs 0
+echo "train: ok"

@@ -1,0 +1,186 @@
+// DistNet under mpiexec: a small network with every layer kind (conv with bias, ReLU, overlapping
+// padded max pooling, average pooling, flatten, fully connected, softmax cross-entropy) on many
+// grids gives the loss and every parameter gradient of the same network on one rank (within
+// float rounding), the redistributions move exactly the words of the model on every rank, and
+// the one-rank gradients agree with central finite differences of the loss.
+#include <mpi.h>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "io/seeded_tensor.hpp"
+#include "layout/grid_dims.hpp"
+#include "plan/network_planner.hpp"
+#include "train/dist_net.hpp"
+
+namespace convgrid {
+namespace {
+
+constexpr int64_t kBatch = 6;
+constexpr uint64_t kSeed = 11;
+
+Layer conv(const char* name, int64_t K, int64_t R, int64_t stride, int64_t pad) {
+  Layer l(LayerKind::conv, name);
+  l.conv.K = K;
+  l.conv.R = l.conv.S = R;
+  l.conv.stride_h = l.conv.stride_w = stride;
+  l.conv.pad_top = l.conv.pad_left = l.conv.pad_bottom = l.conv.pad_right = pad;
+  l.conv.bias = true;
+  return l;
+}
+
+Layer pool(LayerKind kind, const char* name, int64_t window, int64_t stride, int64_t pad) {
+  Layer l(kind, name);
+  l.pool = {window, window, stride, stride, pad, pad};
+  return l;
+}
+
+Network small_net() {
+  Network net("small", {2, 9, 9});
+  net.add(conv("c1", 4, 3, 1, 1));
+  net.add(Layer(LayerKind::relu, "r1"));
+  net.add(pool(LayerKind::max_pool, "p1", 3, 2, 1));  // 5x5, windows overlap
+  net.add(conv("c2", 6, 3, 1, 1));
+  net.add(Layer(LayerKind::relu, "r2"));
+  net.add(pool(LayerKind::avg_pool, "p2", 2, 2, 0));  // 2x2
+  net.add(Layer(LayerKind::flatten, "flat"));
+  Layer fc(LayerKind::fully_connected, "fc");
+  fc.conv.K = 5;
+  fc.conv.bias = true;
+  net.add(fc);
+  net.add(Layer(LayerKind::softmax_xent, "loss"));
+  return net;
+}
+
+std::vector<LayerPlan> plans_on(const Network& net, const std::vector<GridDims>& grids) {
+  std::vector<LayerPlan> plans;
+  PlanOptions o;
+  o.procs = grids.front().size();
+  size_t i = 0;
+  for (const ComputeLayer& c : net.compute_layers()) {
+    plans.push_back(evaluate_grid(conv_shape(net.layers()[c.layer], kBatch), grids[i++], o));
+  }
+  return plans;
+}
+
+const std::vector<int32_t> kLabels = {0, 3, 4, 1, 2, 4};
+const std::vector<float> kWeights = {1, 1, 1, 1, 1, 0};  // the last sample is padding
+
+XentResult run_step(DistNet& net) {
+  fill_seeded(net.input_slice(), net.input_tensor(), kSeed, TensorStream::input, net.input());
+  return net.step(kLabels, kWeights, true);
+}
+
+// Every grid of P ranks that fits the layer, per compute layer; and a few mixes of them.
+std::vector<std::vector<GridDims>> grid_choices(const Network& net, int64_t P) {
+  std::vector<std::vector<GridDims>> fitting;
+  for (const ComputeLayer& c : net.compute_layers()) {
+    const ConvShape s = conv_shape(net.layers()[c.layer], kBatch);
+    fitting.emplace_back();
+    for (const GridDims& g : all_grids(P)) {
+      if (g.fits(s)) fitting.back().push_back(g);
+    }
+  }
+  std::vector<std::vector<GridDims>> out;
+  const size_t most = std::max({fitting[0].size(), fitting[1].size(), fitting[2].size()});
+  for (size_t i = 0; i < most; ++i) {  // grid i of each layer, and shifted by one and by two
+    for (size_t shift : {size_t{0}, size_t{1}}) {
+      std::vector<GridDims> choice;
+      for (size_t l = 0; l < fitting.size(); ++l) choice.push_back(fitting[l][(i + l * shift) % fitting[l].size()]);
+      out.push_back(choice);
+    }
+  }
+  return out;
+}
+
+TEST(DistNet, MatchesOneRankOnEveryGridAndMovesTheModelsWords) {
+  Communicator world = Communicator::world();
+  Communicator self = world.split(world.rank(), 0);
+  const Network net = small_net();
+  DistNet ref(net, plans_on(net, {GridDims{}, GridDims{}, GridDims{}}), kBatch, self, kSeed);
+  const XentResult r = run_step(ref);
+  ASSERT_GT(r.loss, 0.5);
+  const std::vector<std::vector<GridDims>> choices = grid_choices(net, world.size());
+  ASSERT_FALSE(choices.empty());
+  for (const auto& grids : choices) {
+    SCOPED_TRACE(fmt::format("grids {} {} {}", grids[0].to_string(), grids[1].to_string(), grids[2].to_string()));
+    DistNet d(net, plans_on(net, grids), kBatch, world, kSeed);
+    const XentResult x = run_step(d);
+    EXPECT_NEAR(x.loss, r.loss, 1e-5 * r.loss);
+    EXPECT_EQ(x.correct, r.correct);
+    ASSERT_EQ(d.params().size(), ref.params().size());
+    for (size_t p = 0; p < d.params().size(); ++p) {
+      const ParamShard& mine = d.params()[p];
+      const ParamShard& whole = ref.params()[p];
+      ASSERT_EQ(mine.global, whole.global);
+      for_each_run(mine.slice, [&](int64_t a, int64_t b, int64_t c, int64_t d0, int64_t d1, int64_t off) {
+        for (int64_t i = 0; i < d1 - d0; ++i) {
+          const float want = whole.grad[whole.global.offset(a, b, c, d0 + i)];
+          EXPECT_NEAR(mine.grad[off + i], want, 1e-5f + 1e-4f * std::abs(want)) << mine.name;
+          EXPECT_EQ(mine.value[off + i], whole.value[whole.global.offset(a, b, c, d0 + i)]) << mine.name;
+        }
+      });
+    }
+    for (size_t i = 0; i < d.edge_words().size(); ++i) {
+      int64_t fwd = d.edge_words()[i].forward, bwd = d.edge_words()[i].backward;
+      MPI_Allreduce(MPI_IN_PLACE, &fwd, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+      MPI_Allreduce(MPI_IN_PLACE, &bwd, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+      EXPECT_EQ(fwd, d.modelled_edge_words()[i].forward) << "layer " << i;
+      EXPECT_EQ(bwd, d.modelled_edge_words()[i].backward) << "layer " << i;
+    }
+  }
+}
+
+TEST(DistNet, PlannerGridsMoveThePlannersWords) {
+  Communicator world = Communicator::world();
+  const Network net = small_net();
+  NetworkPlanOptions o;
+  o.layer.procs = world.size();
+  o.layer.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
+  o.batch = kBatch;
+  const NetworkPlan plan = plan_network(net, o);
+  std::vector<LayerPlan> plans;
+  for (const auto& l : plan.layers) plans.push_back(l.plan);
+  DistNet d(net, plans, kBatch, world, kSeed);
+  run_step(d);
+  for (size_t i = 0; i < plan.layers.size(); ++i) {
+    int64_t fwd = d.edge_words()[i].forward, bwd = d.edge_words()[i].backward;
+    MPI_Allreduce(MPI_IN_PLACE, &fwd, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &bwd, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_EQ(fwd + bwd, plan.layers[i].redistribution_words()) << plan.layers[i].name;
+  }
+}
+
+TEST(DistNet, GradientsMatchFiniteDifferences) {
+  Communicator world = Communicator::world();
+  Communicator self = world.split(world.rank(), 0);
+  if (world.rank() != 0) GTEST_SKIP() << "checked on rank 0 alone (one-rank network)";
+  const Network net = small_net();
+  DistNet ref(net, plans_on(net, {GridDims{}, GridDims{}, GridDims{}}), kBatch, self, kSeed);
+  run_step(ref);
+  std::vector<std::vector<float>> grads;
+  for (const ParamShard& p : ref.params()) grads.emplace_back(p.grad.begin(), p.grad.end());
+  const float eps = 1e-3f;
+  for (size_t p = 0; p < ref.params().size(); ++p) {
+    const int64_t n = static_cast<int64_t>(ref.params()[p].value.size());
+    for (int64_t i : {int64_t{0}, n / 3, n / 2, n - 1}) {
+      float& w = ref.params()[p].value[i];
+      const float keep = w;
+      w = keep + eps;
+      const double up = run_step(ref).loss;
+      w = keep - eps;
+      const double down = run_step(ref).loss;
+      w = keep;
+      const double fd = (up - down) / (2 * eps);
+      EXPECT_NEAR(grads[p][i], fd, 2e-3 + 2e-2 * std::abs(fd)) << ref.params()[p].name << "[" << i << "]";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace convgrid
