@@ -1,6 +1,7 @@
 // Layer shapes that stress the distribution arithmetic, shared by the layout, cost-model and MPI
 // tests: sizes that do not divide, blocks of one, filters 1/2/3/5/7 (and 1x7), strides 1 to 4,
-// dilation 2, asymmetric padding, unread input rows and columns, images 5 to 63.
+// dilation 2, asymmetric padding, unread input rows and columns, images 5 to 63, and a fully
+// connected layer (a 1x1 image).
 #pragma once
 
 namespace convgrid::test_data {
@@ -15,6 +16,7 @@ inline const char* const kAwkwardShapes[] = {
     "N=1,C=3,H=16,W=16,K=3,R=1,S=7,stride=4x1,pad=0x3",
     "N=2,C=2,H=5,W=5,K=2,R=3,S=3,pad=1",
     "N=1,C=2,H=63,W=9,K=2,R=5,S=3,stride=2,pad=2x1,pad_end=1x0",
+    "N=5,C=37,H=1,W=1,K=6,R=1,S=1",  // fully connected (oneDNN sees one image of N rows)
 };
 
 }  // namespace convgrid::test_data

@@ -15,8 +15,25 @@ namespace {
 
 using dnnl::memory;
 
+// A fully connected layer (a 1x1 filter on a 1x1 image, N > 1) is described to oneDNN as one
+// image of N rows: the NCHW array of (N, C, 1, 1) is the NHWC array of (1, C, N, 1), and oneDNN's
+// 1x1 kernels then block over the N rows as the rows of their matrix product (as N images of one
+// pixel they run several times slower).
+bool batch_as_rows(const ConvShape& s) {
+  return s.N > 1 && s.H == 1 && s.W == 1 && s.R == 1 && s.S == 1 && s.stride_h == 1 && s.stride_w == 1 &&
+         s.pad_top == 0 && s.pad_left == 0 && s.pad_bottom == 0 && s.pad_right == 0;
+}
+
+ConvShape described(const ConvShape& s) {
+  if (!batch_as_rows(s)) return s;
+  ConvShape d = s;
+  d.N = 1;
+  d.H = s.N;
+  return d;
+}
+
 memory::desc any_desc(const ConvShape& shape, Tensor t) {
-  return {plain_dims(shape, t), memory::data_type::f32, memory::format_tag::any};
+  return {plain_dims(described(shape), t), memory::data_type::f32, memory::format_tag::any};
 }
 
 memory::desc bias_desc(const ConvShape& shape, bool with_bias) {
@@ -37,10 +54,10 @@ Geometry geometry(const ConvShape& g) {
 }  // namespace
 
 memory::desc plain_desc(const ConvShape& shape, Tensor t) {
-  memory::format_tag tag = memory::format_tag::nchw;
+  memory::format_tag tag = batch_as_rows(shape) ? memory::format_tag::nhwc : memory::format_tag::nchw;
   if (t == Tensor::weights || t == Tensor::grad_weights) tag = memory::format_tag::oihw;
   if (t == Tensor::bias || t == Tensor::grad_bias) tag = memory::format_tag::x;
-  return {plain_dims(shape, t), memory::data_type::f32, tag};
+  return {plain_dims(described(shape), t), memory::data_type::f32, tag};
 }
 
 dnnl::primitive_attr user_scratchpad_attr() {

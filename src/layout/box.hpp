@@ -7,6 +7,7 @@
 // A rank's at-rest share of a tensor is one Slice, stored densely in flattening order.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -115,6 +116,23 @@ void for_each_run(const Slice& s, F&& f) {
     const int64_t a = row / b.extent(2) / b.extent(1);
     f(a + b.r[0].begin, bb + b.r[1].begin, c + b.r[2].begin, col + b.r[3].begin,
       col + len + b.r[3].begin, i - s.flat.begin);
+    i += len;
+  }
+}
+
+// Calls f(a, b, offset, length) for every maximal run of the slice whose elements share their
+// first two coordinates (a sample and a channel of an activation), in flattening order; `offset`
+// is the run's position within the slice.
+template <class F>
+void for_each_plane_run(const Slice& s, F&& f) {
+  if (s.empty()) return;
+  const Box4& b = s.box;
+  const int64_t plane = b.extent(2) * b.extent(3);
+  int64_t i = s.flat.begin;
+  while (i < s.flat.end) {
+    const int64_t p = i / plane;
+    const int64_t len = std::min(plane - i % plane, s.flat.end - i);
+    f(p / b.extent(1) + b.r[0].begin, p % b.extent(1) + b.r[1].begin, i - s.flat.begin, len);
     i += len;
   }
 }

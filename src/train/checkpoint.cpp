@@ -3,6 +3,7 @@
 #include "train/checkpoint.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <mpi.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -13,8 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "comm/mpi_error.hpp"
@@ -27,7 +26,8 @@ constexpr char kMagic[8] = {'C', 'V', 'G', 'C', 'K', 'P', 'T', '1'};
 namespace fs = std::filesystem;
 
 // The whole tensor on rank 0 from every rank's slice of it (rank 0's copy when replicated).
-std::vector<float> gather_global(const Communicator& world, const ParamShard& p, const float* mine) {
+std::vector<float> gather_global(const Communicator& world, const ParamShard& p,
+                                 const float* mine) {
   const int P = world.size(), me = world.rank();
   std::vector<float> global;
   if (me == 0) global.assign(p.global.volume(), 0.0f);
@@ -49,23 +49,25 @@ std::vector<float> gather_global(const Communicator& world, const ParamShard& p,
   desc[8] = p.slice.flat.begin;
   desc[9] = p.slice.flat.end;
   std::vector<int64_t> all(me == 0 ? 10 * P : 0);
-  check_mpi(MPI_Gather(desc, 10, MPI_INT64_T, all.data(), 10, MPI_INT64_T, 0, world.raw()), "MPI_Gather");
+  check_mpi(MPI_Gather(desc, 10, MPI_INT64_T, all.data(), 10, MPI_INT64_T, 0, world.raw()),
+            "MPI_Gather");
   std::vector<int> counts(P), displs(P);
   std::vector<Slice> slices(P);
   if (me == 0) {
     int total = 0;
     for (int r = 0; r < P; ++r) {
       const int64_t* x = &all[10 * r];
-      slices[r] = Slice{Box4{{Range{x[0], x[1]}, Range{x[2], x[3]}, Range{x[4], x[5]}, Range{x[6], x[7]}}},
-                        Range{x[8], x[9]}};
+      slices[r] =
+          Slice{Box4{{Range{x[0], x[1]}, Range{x[2], x[3]}, Range{x[4], x[5]}, Range{x[6], x[7]}}},
+                Range{x[8], x[9]}};
       counts[r] = static_cast<int>(slices[r].size());
       displs[r] = total;
       total += counts[r];
     }
   }
   std::vector<float> recv(me == 0 ? static_cast<size_t>(displs[P - 1] + counts[P - 1]) : 0);
-  check_mpi(MPI_Gatherv(mine, static_cast<int>(p.slice.size()), MPI_FLOAT, recv.data(), counts.data(),
-                        displs.data(), MPI_FLOAT, 0, world.raw()),
+  check_mpi(MPI_Gatherv(mine, static_cast<int>(p.slice.size()), MPI_FLOAT, recv.data(),
+                        counts.data(), displs.data(), MPI_FLOAT, 0, world.raw()),
             "MPI_Gatherv");
   if (me == 0) {
     for (int r = 0; r < P; ++r) place(slices[r], recv.data() + displs[r]);
@@ -96,14 +98,17 @@ std::string checkpoint_path(const std::string& dir, int64_t step) {
   return (fs::path(dir) / fmt::format("step-{:08d}.ckpt", step)).string();
 }
 
-std::string write_checkpoint(const Communicator& world, const std::string& dir, const TrainState& state,
-                             const std::vector<ParamShard>& params,
+std::string write_checkpoint(const Communicator& world, const std::string& dir,
+                             const TrainState& state, const std::vector<ParamShard>& params,
                              const std::vector<std::vector<float>>& momentum) {
   const std::string path = checkpoint_path(dir, state.step);
   std::vector<std::vector<float>> tensors;
-  nlohmann::json header = {{"network", state.network},       {"batch", state.batch},
-                           {"seed", state.seed},             {"epoch", state.epoch},
-                           {"batch_in_epoch", state.batch_in_epoch}, {"step", state.step},
+  nlohmann::json header = {{"network", state.network},
+                           {"batch", state.batch},
+                           {"seed", state.seed},
+                           {"epoch", state.epoch},
+                           {"batch_in_epoch", state.batch_in_epoch},
+                           {"step", state.step},
                            {"epoch_loss_sum", state.epoch_loss_sum},
                            {"epoch_correct", state.epoch_correct},
                            {"epoch_samples", state.epoch_samples}};
@@ -111,7 +116,8 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir, 
   int64_t offset = 0;
   for (size_t i = 0; i < params.size(); ++i) {
     for (int m = 0; m < 2; ++m) {
-      tensors.push_back(gather_global(world, params[i], m == 0 ? params[i].value.data() : momentum[i].data()));
+      tensors.push_back(
+          gather_global(world, params[i], m == 0 ? params[i].value.data() : momentum[i].data()));
       const int64_t count = params[i].global.volume();
       list.push_back({{"name", params[i].name + (m == 0 ? "" : ".momentum")},
                       {"shape", extents(params[i].global)},
@@ -127,7 +133,8 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir, 
     try {
       std::error_code ec;
       fs::create_directories(dir, ec);
-      if (ec) throw InputError(fmt::format("--checkpoint-dir {}: cannot create: {}", dir, ec.message()));
+      if (ec)
+        throw InputError(fmt::format("--checkpoint-dir {}: cannot create: {}", dir, ec.message()));
       const std::string text = header.dump();
       const uint64_t length = text.size();
       std::string bytes(kMagic, sizeof kMagic);
@@ -139,7 +146,8 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir, 
       const uint32_t crc = static_cast<uint32_t>(
           crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
       bytes.append(reinterpret_cast<const char*>(&crc), sizeof crc);
-      const std::string tmp = (fs::path(dir) / fmt::format(".step-{:08d}.ckpt.tmp", state.step)).string();
+      const std::string tmp =
+          (fs::path(dir) / fmt::format(".step-{:08d}.ckpt.tmp", state.step)).string();
       const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (fd < 0) throw InputError(fmt::format("{}: cannot create: {}", tmp, std::strerror(errno)));
       write_all(fd, bytes.data(), bytes.size(), tmp);
@@ -163,25 +171,29 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir, 
 }
 
 TrainState read_checkpoint(const std::string& path, const TrainState& expected,
-                           std::vector<ParamShard>& params, std::vector<std::vector<float>>& momentum) {
+                           std::vector<ParamShard>& params,
+                           std::vector<std::vector<float>>& momentum) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open for reading", path));
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto corrupt = [&](const std::string& why) {
     return InputError(fmt::format("checkpoint {} is corrupt: {}", path, why));
   };
-  if (bytes.size() < sizeof kMagic + 8 + 4 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+  if (bytes.size() < sizeof kMagic + 8 + 4 ||
+      std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     throw corrupt("it does not start with CVGCKPT1");
   }
   uint32_t stored = 0;
   std::memcpy(&stored, bytes.data() + bytes.size() - 4, 4);
   const uint32_t crc = static_cast<uint32_t>(
       crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size() - 4));
-  if (crc != stored) throw corrupt(fmt::format("CRC-32 {:08x} but the file says {:08x}", crc, stored));
+  if (crc != stored)
+    throw corrupt(fmt::format("CRC-32 {:08x} but the file says {:08x}", crc, stored));
   uint64_t length = 0;
   std::memcpy(&length, bytes.data() + sizeof kMagic, 8);
   const size_t data_at = sizeof kMagic + 8 + length;
-  if (length > bytes.size() || data_at > bytes.size() - 4) throw corrupt("header length out of range");
+  if (length > bytes.size() || data_at > bytes.size() - 4)
+    throw corrupt("header length out of range");
   nlohmann::json h;
   TrainState s;
   try {
@@ -199,31 +211,49 @@ TrainState read_checkpoint(const std::string& path, const TrainState& expected,
     throw corrupt(fmt::format("bad header: {}", e.what()));
   }
   if (s.network != expected.network || s.batch != expected.batch || s.seed != expected.seed) {
-    throw InputError(fmt::format("checkpoint {} is for network {} batch {} seed {}, this run is {} batch {} "
-                                 "seed {}", path, s.network, s.batch, s.seed, expected.network,
-                                 expected.batch, expected.seed));
+    throw InputError(fmt::format(
+        "checkpoint {} is for network {} batch {} seed {}, this run is {} batch {} "
+        "seed {}",
+        path, s.network, s.batch, s.seed, expected.network, expected.batch, expected.seed));
   }
-  const auto& list = h.at("tensors");
+  if (!h.contains("tensors") || !h["tensors"].is_array()) throw corrupt("no tensor list");
+  const auto& list = h["tensors"];
   const size_t floats = (bytes.size() - 4 - data_at) / sizeof(float);
   if (list.size() != 2 * params.size()) {
-    throw InputError(fmt::format("checkpoint {} holds {} tensors, the network has {}", path, list.size(),
-                                 2 * params.size()));
+    throw InputError(fmt::format("checkpoint {} holds {} tensors, the network has {}", path,
+                                 list.size(), 2 * params.size()));
+  }
+  // Every tensor is checked before any is loaded, so a refused file changes nothing.
+  std::vector<int64_t> offsets;
+  try {
+    for (size_t i = 0; i < list.size(); ++i) {
+      const ParamShard& p = params[i / 2];
+      const auto& t = list[i];
+      const std::string name = p.name + (i % 2 == 0 ? "" : ".momentum");
+      const int64_t offset = t.at("offset").get<int64_t>(), count = t.at("count").get<int64_t>();
+      if (t.at("name").get<std::string>() != name ||
+          t.at("shape").get<std::vector<int64_t>>() != extents(p.global) ||
+          count != p.global.volume() || offset < 0 ||
+          static_cast<size_t>(offset + count) > floats) {
+        throw InputError(
+            fmt::format("checkpoint {}: tensor {} ({}) does not match {} of the network", path, i,
+                        t.at("name").get<std::string>(), name));
+      }
+      offsets.push_back(offset);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw corrupt(fmt::format("bad tensor list: {}", e.what()));
   }
   for (size_t i = 0; i < list.size(); ++i) {
     ParamShard& p = params[i / 2];
-    const auto& t = list[i];
-    const std::string name = p.name + (i % 2 == 0 ? "" : ".momentum");
-    const int64_t offset = t.at("offset").get<int64_t>(), count = t.at("count").get<int64_t>();
-    if (t.at("name").get<std::string>() != name || t.at("shape").get<std::vector<int64_t>>() != extents(p.global) ||
-        count != p.global.volume() || offset < 0 || static_cast<size_t>(offset + count) > floats) {
-      throw InputError(fmt::format("checkpoint {}: tensor {} ({}) does not match {} of the network", path, i,
-                                   t.at("name").get<std::string>(), name));
-    }
+    const int64_t offset = offsets[i];
     const char* base = bytes.data() + data_at + offset * sizeof(float);
     float* dst = i % 2 == 0 ? p.value.data() : momentum[i / 2].data();
-    for_each_run(p.slice, [&](int64_t a, int64_t b, int64_t c, int64_t d0, int64_t d1, int64_t off) {
-      std::memcpy(dst + off, base + p.global.offset(a, b, c, d0) * sizeof(float), (d1 - d0) * sizeof(float));
-    });
+    for_each_run(p.slice,
+                 [&](int64_t a, int64_t b, int64_t c, int64_t d0, int64_t d1, int64_t off) {
+                   std::memcpy(dst + off, base + p.global.offset(a, b, c, d0) * sizeof(float),
+                               (d1 - d0) * sizeof(float));
+                 });
   }
   return s;
 }
@@ -235,7 +265,8 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
     const std::string name = e.path().filename().string();
     if (name.size() == 18 && name.rfind("step-", 0) == 0 && name.ends_with(".ckpt")) {
       const std::string digits = name.substr(5, 8);
-      if (std::all_of(digits.begin(), digits.end(), ::isdigit)) found.emplace_back(std::stoll(digits), e.path().string());
+      if (std::all_of(digits.begin(), digits.end(), ::isdigit))
+        found.emplace_back(std::stoll(digits), e.path().string());
     }
   }
   std::sort(found.rbegin(), found.rend());

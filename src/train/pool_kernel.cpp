@@ -19,14 +19,18 @@ Range covered(Range out, int64_t stride, int64_t pad, int64_t size, int64_t exte
                window(out.end - 1, stride, pad, size, extent).end};
 }
 
-// Calls f(output offset in the slice, n, c, row window, column window) for every output element.
+// Calls f(output offset in the slice, offset of the window's first row in the region, rows of
+// the window, first and last column of the window relative to the region) for every output.
 template <class F>
-void for_each_output(const PoolGeometry& g, const Slice& out_slice, F&& f) {
+void for_each_output(const PoolGeometry& g, const Box4& region, const Slice& out_slice, F&& f) {
   const PoolParams& p = g.params;
+  const int64_t x_origin = region.r[3].begin;
   for_each_run(out_slice, [&](int64_t n, int64_t c, int64_t oy, int64_t x0, int64_t x1, int64_t off) {
     const Range rows = window(oy, p.stride_h, p.pad_h, p.window_h, g.H);
+    const int64_t row0 = region.offset(n, c, rows.begin, x_origin);
     for (int64_t ox = x0; ox < x1; ++ox) {
-      f(off + (ox - x0), n, c, rows, window(ox, p.stride_w, p.pad_w, p.window_w, g.W));
+      const Range cols = window(ox, p.stride_w, p.pad_w, p.window_w, g.W);
+      f(off + (ox - x0), row0, rows.size(), cols.begin - x_origin, cols.end - x_origin);
     }
   });
 }
@@ -57,48 +61,91 @@ Box4 pool_input_region(const PoolGeometry& g, const Slice& out) {
   return hull;
 }
 
+// Max pooling with windows that tile the image (window = stride, no padding) over whole output
+// planes read from whole input planes: plane by plane, with no per-element window arithmetic.
+bool tiled_max(const PoolGeometry& g, const Box4& region, const Slice& out_slice, int64_t Ho, int64_t Wo) {
+  const PoolParams& p = g.params;
+  const Box4& b = out_slice.box;
+  return g.max && p.pad_h == 0 && p.pad_w == 0 && p.window_h == p.stride_h && p.window_w == p.stride_w &&
+         out_slice.flat.begin == 0 && out_slice.flat.end == b.volume() && b.r[2] == Range{0, Ho} &&
+         b.r[3] == Range{0, Wo} && region.r[2] == Range{0, g.H} && region.r[3] == Range{0, g.W};
+}
+
 void pool_forward(const PoolGeometry& g, const Box4& region, const float* in, const Slice& out_slice,
                   float* out, int32_t* argmax) {
-  const float area = static_cast<float>(g.params.window_h * g.params.window_w);
-  for_each_output(g, out_slice, [&](int64_t i, int64_t n, int64_t c, Range rows, Range cols) {
-    if (g.max) {
-      float best = -std::numeric_limits<float>::infinity();
-      int64_t at = region.offset(n, c, rows.begin, cols.begin);
-      for (int64_t y = rows.begin; y < rows.end; ++y) {
-        const int64_t row = region.offset(n, c, y, region.r[3].begin) - region.r[3].begin;
-        for (int64_t x = cols.begin; x < cols.end; ++x) {
-          const float v = in[row + x];
-          if (v > best) {
-            best = v;
-            at = row + x;
+  const PoolParams& p = g.params;
+  const int64_t Ho = (g.H + 2 * p.pad_h - p.window_h) / p.stride_h + 1;
+  const int64_t Wo = (g.W + 2 * p.pad_w - p.window_w) / p.stride_w + 1;
+  if (!out_slice.empty() && tiled_max(g, region, out_slice, Ho, Wo)) {
+    const Box4& b = out_slice.box;
+    int64_t i = 0;
+    for (int64_t n = b.r[0].begin; n < b.r[0].end; ++n) {
+      for (int64_t c = b.r[1].begin; c < b.r[1].end; ++c) {
+        const int64_t plane = region.offset(n, c, 0, 0);
+        for (int64_t oy = 0; oy < Ho; ++oy) {
+          for (int64_t ox = 0; ox < Wo; ++ox, ++i) {
+            const int64_t first = plane + oy * p.stride_h * g.W + ox * p.stride_w;
+            int64_t at = first;
+            float best = in[first];
+            for (int64_t y = 0; y < p.window_h; ++y) {
+              for (int64_t x = 0; x < p.window_w; ++x) {
+                const int64_t k = first + y * g.W + x;
+                const bool larger = in[k] > best;
+                best = larger ? in[k] : best;
+                at = larger ? k : at;
+              }
+            }
+            out[i] = best;
+            argmax[i] = static_cast<int32_t>(at);
           }
+        }
+      }
+    }
+    return;
+  }
+  const float area = static_cast<float>(g.params.window_h * g.params.window_w);
+  const int64_t stride = region.extent(3);
+  if (g.max) {
+    for_each_output(g, region, out_slice, [&](int64_t i, int64_t row0, int64_t rows, int64_t c0, int64_t c1) {
+      int64_t at = row0 + c0;
+      float best = -std::numeric_limits<float>::infinity();
+      for (int64_t y = 0; y < rows; ++y) {
+        const int64_t row = row0 + y * stride;
+        for (int64_t x = c0; x < c1; ++x) {  // branch-free: the comparisons are unpredictable
+          const float v = in[row + x];
+          const bool larger = v > best;
+          best = larger ? v : best;
+          at = larger ? row + x : at;
         }
       }
       out[i] = best;
       argmax[i] = static_cast<int32_t>(at);
-    } else {
-      float sum = 0;
-      for (int64_t y = rows.begin; y < rows.end; ++y) {
-        const int64_t row = region.offset(n, c, y, region.r[3].begin) - region.r[3].begin;
-        for (int64_t x = cols.begin; x < cols.end; ++x) sum += in[row + x];
-      }
-      out[i] = sum / area;
+    });
+    return;
+  }
+  for_each_output(g, region, out_slice, [&](int64_t i, int64_t row0, int64_t rows, int64_t c0, int64_t c1) {
+    float sum = 0;
+    for (int64_t y = 0; y < rows; ++y) {
+      const float* row = in + row0 + y * stride;
+      for (int64_t x = c0; x < c1; ++x) sum += row[x];
     }
+    out[i] = sum / area;
   });
 }
 
 void pool_backward(const PoolGeometry& g, const Box4& region, const Slice& out_slice,
                    const float* dout, const int32_t* argmax, float* din) {
+  if (g.max) {
+    for (int64_t i = 0; i < out_slice.size(); ++i) din[argmax[i]] += dout[i];
+    return;
+  }
   const float area = static_cast<float>(g.params.window_h * g.params.window_w);
-  for_each_output(g, out_slice, [&](int64_t i, int64_t n, int64_t c, Range rows, Range cols) {
-    if (g.max) {
-      din[argmax[i]] += dout[i];
-      return;
-    }
+  const int64_t stride = region.extent(3);
+  for_each_output(g, region, out_slice, [&](int64_t i, int64_t row0, int64_t rows, int64_t c0, int64_t c1) {
     const float share = dout[i] / area;
-    for (int64_t y = rows.begin; y < rows.end; ++y) {
-      const int64_t row = region.offset(n, c, y, region.r[3].begin) - region.r[3].begin;
-      for (int64_t x = cols.begin; x < cols.end; ++x) din[row + x] += share;
+    for (int64_t y = 0; y < rows; ++y) {
+      float* row = din + row0 + y * stride;
+      for (int64_t x = c0; x < c1; ++x) row[x] += share;
     }
   });
 }
