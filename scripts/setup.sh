@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # Installs exactly the Debian packages convgrid needs. Idempotent: does nothing when they are present.
 # Works as root (CI) or as a user with sudo.
+# Usage: scripts/setup.sh [--with-torch]
+#   --with-torch  also install Debian's PyTorch (python3-torch), which bench/race.sh and
+#                 bench/compare_torch.py run against; the default install leaves it out.
 set -euo pipefail
+
+with_torch=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-torch) with_torch=1 ;;
+    *) echo "setup: unknown argument '$arg' (expected --with-torch)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake pkg-config
@@ -13,6 +24,11 @@ packages=(
   python3  # the command-line tests check .npy and JSON files with its standard library
   gnuplot-nox  # convgrid simulate draws its plots with it
 )
+if [ "$with_torch" -eq 1 ]; then
+  # The PyTorch peer for bench/race.sh (run with /usr/bin/python3), and the BLAS libtorch recommends:
+  # without it torch falls back to the reference BLAS (fully connected layers ~50x slower).
+  packages+=(python3-torch python3-numpy libopenblas0)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
