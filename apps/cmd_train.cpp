@@ -84,6 +84,14 @@ int run_train(const TrainCliOptions& o) {
   }
 
   const Network net = load_network(o.network);
+  const FashionMnist data{o.data_dir};
+  const IdxHeader images = read_idx_header(data.train_images());
+  const Activation& in = net.input();
+  if (images.dims.size() != 3 || in.C != 1 || in.H != images.dims[1] || in.W != images.dims[2]) {
+    throw InputError(fmt::format("network '{}' takes {} inputs; the images of {} are 1x{}x{}", net.name(),
+                                 in.to_string(), data.train_images(), images.dims.size() > 1 ? images.dims[1] : 0,
+                                 images.dims.size() > 2 ? images.dims[2] : 0));
+  }
   NetworkPlanOptions popt;
   popt.layer = plan_options(PlanFlags{"train", "volume", "ib100-cpu", o.mem_per_rank}, world.size());
   popt.batch = o.batch;
@@ -101,7 +109,6 @@ int run_train(const TrainCliOptions& o) {
     }
   }
 
-  const FashionMnist data{o.data_dir};
   const int64_t train_count = o.train_samples > 0 ? o.train_samples : data.train_count();
   const int64_t test_count = o.test_samples > 0 ? o.test_samples : data.test_count();
   BatchSource train(data.train_images(), data.train_labels(), train_count, o.batch, o.seed, true);

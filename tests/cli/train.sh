@@ -5,6 +5,7 @@
 #  - a run whose rank 1 is killed exits (no hang); resumed, it ends with the same final checkpoint,
 #    byte for byte, as an uninterrupted run, also when its newest checkpoint is corrupt (refused
 #    with a message, the previous one used); the checkpoint loads at another rank count;
+#  - under --mem-per-rank the streamed layers give the same losses;
 #  - bad input: missing data, a file that is not IDX, a bad grid, --resume without a directory.
 source "$(dirname "$0")/lib.bash"
 cli_init "$@"
@@ -41,6 +42,11 @@ for grid in 1,1,1,2,2 1,2,1,2,1 1,1,2,1,2; do
     fail "grid $grid: words differ from the model or no pooling halo: $(grep words "g$grid.txt")"
 done
 
+# Under a memory limit the planner streams some layers (panels > 0): the same losses.
+run_mpi 2 "${common[@]}" --mem-per-rank 14MiB --log-steps --json mem.json > mem.txt || fail "--mem-per-rank run failed"
+grep -Eq "^conv2 +[0-9,]+ +[1-9]" mem.txt || fail "--mem-per-rank 14MiB streamed nothing: $(cat mem.txt)"
+losses_match one.json mem.json 20
+
 # Checkpoints: an uninterrupted run, then one killed at step 7 and resumed.
 ck=(--train-samples 256 --epochs 2 --checkpoint-every 3)
 common=("${base[@]}")
@@ -74,4 +80,13 @@ expect_fail_with "not an IDX file" train --data-dir fake
 expect_fail_with "--grid 2,1,1,1,1 has 2 ranks but the job has 1" train --grid 2,1,1,1,1
 expect_fail_with "--resume needs --checkpoint-dir" train --resume
 expect_fail_with "--epochs 0" train --epochs 0
+expect_fail_with "network 'vgg16' takes 3x224x224 inputs" train --network vgg16
+cat > branchy.json <<'JSON'
+{"name": "branchy", "input": {"C": 1, "H": 28, "W": 28}, "layers": [
+  {"type": "conv", "name": "c1", "K": 4, "R": 3, "S": 3, "pad": 1},
+  {"type": "conv", "name": "c2", "K": 4, "R": 3, "S": 3, "pad": 1, "residual": "c1"},
+  {"type": "flatten"}, {"type": "fc", "name": "fc", "K": 10}, {"type": "softmax_xent"}]}
+JSON
+expect_fail_with "training runs chains of layers only" train --network branchy.json
+expect_fail_with "the smallest limit that works for the whole network is" train --mem-per-rank 2MiB
 echo "train: ok"
