@@ -142,24 +142,22 @@ int run_train(const TrainCliOptions& o) {
                                            isatty(STDOUT_FILENO) != 0);
   TrainProgress progress(root && o.progress != "none", bar, o.epochs, o.progress_every);
   std::vector<DistNet::EdgeWords> edges;
-  Traffic step_traffic[4];
-  Traffic before[4];
+  // Words of the last training step by kind (conv, redistribution, pooling, reductions): the
+  // counters are read and restarted after every step and after every test evaluation.
+  NetTraffic& counters = dnet.traffic();
+  TrafficCounter* kinds[4] = {&counters.conv, &counters.redistribution, &counters.pooling, &counters.reductions};
+  int64_t step_words[4] = {};
+  const auto restart = [&] {
+    for (TrafficCounter* c : kinds) c->reset();
+  };
   TrainObserver observer;
   observer.note = [&](const std::string& s) {
     if (root) fmt::print("{}\n", s);
   };
   observer.step = [&](int64_t epoch, int64_t batch, int64_t batches, double loss, double rate) {
     edges = dnet.edge_words();
-    NetTraffic& t = dnet.traffic();
-    const Traffic now[4] = {t.conv.traffic(), t.redistribution.traffic(), t.pooling.traffic(),
-                            t.reductions.traffic()};
-    for (int i = 0; i < 4; ++i) {
-      for (int k = 0; k < kCommKindCount; ++k) {
-        step_traffic[i].by_kind[k].words = now[i].by_kind[k].words - before[i].by_kind[k].words;
-        step_traffic[i].by_kind[k].messages = now[i].by_kind[k].messages - before[i].by_kind[k].messages;
-      }
-      before[i] = now[i];
-    }
+    for (int i = 0; i < 4; ++i) step_words[i] = kinds[i]->traffic().words();
+    restart();
     progress.step(epoch, batch, batches, loss, rate, o.batch);
   };
   std::vector<EpochRecord> records;
@@ -172,12 +170,7 @@ int run_train(const TrainCliOptions& o) {
                  r.samples_per_s, r.seconds);
       std::fflush(stdout);
     }
-    // Any test-step traffic would be counted in the next step's delta: start it afresh.
-    NetTraffic& t = dnet.traffic();
-    before[0] = t.conv.traffic();
-    before[1] = t.redistribution.traffic();
-    before[2] = t.pooling.traffic();
-    before[3] = t.reductions.traffic();
+    restart();  // the test evaluation's traffic is not a training step's
   };
   records = trainer.run(observer);
 
@@ -201,7 +194,7 @@ int run_train(const TrainCliOptions& o) {
   nlohmann::json traffic;
   int64_t busiest[4];
   for (int i = 0; i < 4; ++i) {
-    busiest[i] = max_over_ranks(world, step_traffic[i].words());
+    busiest[i] = max_over_ranks(world, step_words[i]);
     traffic[names[i]] = busiest[i];
   }
   if (root && !records.empty()) {

@@ -2,16 +2,12 @@
 #include "io/seeded_tensor.hpp"
 
 namespace convgrid {
-namespace {
-
 uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
+  x += kSplitmixGamma;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
-
-}  // namespace
 
 float seeded_value(uint64_t seed, TensorStream stream, uint64_t index) {
   uint64_t h = splitmix64(splitmix64(seed ^ (static_cast<uint64_t>(stream) << 56)) + index);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "layout/range.hpp"
 
@@ -98,6 +99,13 @@ template <class F>
 void for_each_box(const Slice& s, F&& f) {
   if (s.empty()) return;
   detail::for_each_flat_box(s.box, 0, s.flat.begin, s.flat.end, f);
+}
+
+// The sub-boxes of for_each_box, as a list.
+inline std::vector<Box4> slice_boxes(const Slice& s) {
+  std::vector<Box4> out;
+  for_each_box(s, [&](const Box4& b) { out.push_back(b); });
+  return out;
 }
 
 // Calls f(a, b, c, d_begin, d_end, offset) for every maximal run of the slice along the last

@@ -18,12 +18,6 @@ using Boxes = std::vector<Box4>;
 
 bool whole(const Slice& s) { return s.flat.begin == 0 && s.flat.end == s.box.volume(); }
 
-Boxes boxes_of(const Slice& s) {
-  Boxes out;
-  for_each_box(s, [&](const Box4& b) { out.push_back(b); });
-  return out;
-}
-
 // The coordinate of the next rank in row-major order (w fastest).
 void advance(GridCoord& g, const GridDims& d) {
   if (++g.w < d.Pw) return;
@@ -143,7 +137,7 @@ int64_t slice_overlap(const Slice& s, const Box4& s_tensor, const Slice& t, cons
   if (s.empty() || t.empty()) return 0;
   const bool same = same_extents(s_tensor, t_tensor);
   if (same && whole(s) && whole(t)) return s.box.intersect(t.box).volume();
-  const Boxes a = boxes_of(s), b = boxes_of(t);
+  const Boxes a = slice_boxes(s), b = slice_boxes(t);
   if (same) return common(a, b);
   if (is_flattened_view(t_tensor, s_tensor)) return common(flattened(a, s_tensor), b);
   if (is_flattened_view(s_tensor, t_tensor)) return common(a, flattened(b, t_tensor));

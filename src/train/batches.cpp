@@ -8,25 +8,16 @@
 
 #include "convgrid/error.hpp"
 #include "io/idx.hpp"
+#include "io/seeded_tensor.hpp"
 
 namespace convgrid {
-namespace {
-
-uint64_t splitmix64(uint64_t& x) {
-  uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
 std::vector<int64_t> epoch_order(int64_t count, uint64_t seed, int64_t epoch) {
   std::vector<int64_t> order(count);
   for (int64_t i = 0; i < count; ++i) order[i] = i;
   uint64_t state = seed * 0xD1B54A32D192ED03ull + static_cast<uint64_t>(epoch);
   for (int64_t i = count - 1; i > 0; --i) {
     const int64_t j = static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(i + 1));
+    state += kSplitmixGamma;
     std::swap(order[i], order[j]);
   }
   return order;

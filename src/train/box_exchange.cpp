@@ -21,8 +21,7 @@ struct ViewedSlice {
   bool unflatten = false;  // the common view is flat and this slice is of the C x H x W tensor
 
   std::vector<Box4> boxes() const {
-    std::vector<Box4> out;
-    for_each_box(slice, [&](const Box4& b) { out.push_back(b); });
+    const std::vector<Box4> out = slice_boxes(slice);
     return unflatten ? flattened(out, tensor) : out;
   }
   // Storage offset of element (a, b, c, d) of the common view.
@@ -143,25 +142,48 @@ BoxExchange::BoxExchange(const Communicator& comm, const Box4& held_tensor, cons
   }
 }
 
-void BoxExchange::forward(const float* held, float* wanted, TrafficCounter& traffic) {
-  const int P = comm_.size();
-  if (anything_moves_) {
-    for (int r = 0; r < P; ++r) {
-      float* out = send_.data() + send_displs_[r];
-      for (const Run& run : send_runs_[r]) {
-        std::memcpy(out, held + run.held, run.length * sizeof(float));
-        out += run.length;
-      }
+namespace {
+
+// Copies the runs of each peer, read from `from` at offset Run::*at, into the peer's part of
+// `buffer` (one after the other, in the order both sides agreed).
+template <class Run>
+void pack(const std::vector<std::vector<Run>>& runs, const std::vector<int64_t>& displs,
+          int64_t Run::*at, const float* from, float* buffer) {
+  for (size_t r = 0; r < runs.size(); ++r) {
+    float* out = buffer + displs[r];
+    for (const Run& run : runs[r]) {
+      std::memcpy(out, from + run.*at, run.length * sizeof(float));
+      out += run.length;
     }
+  }
+}
+
+// The other way: each peer's part of `buffer` into `to` at Run::*at, copied or added.
+template <class Run>
+void unpack(const std::vector<std::vector<Run>>& runs, const std::vector<int64_t>& displs,
+            int64_t Run::*at, const float* buffer, float* to, bool add) {
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const float* in = buffer + displs[r];
+    for (const Run& run : runs[r]) {
+      float* dst = to + run.*at;
+      if (add) {
+        for (int64_t i = 0; i < run.length; ++i) dst[i] += in[i];
+      } else {
+        std::memcpy(dst, in, run.length * sizeof(float));
+      }
+      in += run.length;
+    }
+  }
+}
+
+}  // namespace
+
+void BoxExchange::forward(const float* held, float* wanted, TrafficCounter& traffic) {
+  if (anything_moves_) {
+    pack(send_runs_, send_displs_, &Run::held, held, send_.data());
     all_to_all_v(comm_, send_.span().first(send_total_), send_counts_, send_displs_,
                  recv_.span().first(recv_total_), recv_counts_, recv_displs_, traffic);
-    for (int r = 0; r < P; ++r) {
-      const float* in = recv_.data() + recv_displs_[r];
-      for (const Run& run : recv_runs_[r]) {
-        std::memcpy(wanted + run.wanted, in, run.length * sizeof(float));
-        in += run.length;
-      }
-    }
+    unpack(recv_runs_, recv_displs_, &Run::wanted, recv_.data(), wanted, false);
   }
   if (held == wanted) return;
   for (const Run& run : self_runs_) {
@@ -170,26 +192,12 @@ void BoxExchange::forward(const float* held, float* wanted, TrafficCounter& traf
 }
 
 void BoxExchange::reverse_add(const float* wanted_grad, float* held_grad, TrafficCounter& traffic) {
-  const int P = comm_.size();
   if (anything_moves_) {
     // The forward's receive lists, read backwards: what this rank wanted goes back to its holder.
-    for (int r = 0; r < P; ++r) {
-      float* out = recv_.data() + recv_displs_[r];
-      for (const Run& run : recv_runs_[r]) {
-        std::memcpy(out, wanted_grad + run.wanted, run.length * sizeof(float));
-        out += run.length;
-      }
-    }
+    pack(recv_runs_, recv_displs_, &Run::wanted, wanted_grad, recv_.data());
     all_to_all_v(comm_, recv_.span().first(recv_total_), recv_counts_, recv_displs_,
                  send_.span().first(send_total_), send_counts_, send_displs_, traffic);
-    for (int r = 0; r < P; ++r) {
-      const float* in = send_.data() + send_displs_[r];
-      for (const Run& run : send_runs_[r]) {
-        float* dst = held_grad + run.held;
-        for (int64_t i = 0; i < run.length; ++i) dst[i] += in[i];
-        in += run.length;
-      }
-    }
+    unpack(send_runs_, send_displs_, &Run::held, send_.data(), held_grad, true);
   }
   if (held_grad == wanted_grad) return;
   for (const Run& run : self_runs_) {

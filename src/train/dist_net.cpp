@@ -21,17 +21,10 @@
 
 namespace convgrid {
 
-// How an activation is spread over the ranks: its tensor (in its own view) and each rank's slice.
-struct Spread {
-  Box4 tensor;
-  SliceOf slice;
-};
-
 struct DistNet::Stage {
   LayerKind kind = LayerKind::relu;
   std::string name;
-  Spread spread;        // of this stage's output
-  std::shared_ptr<const Placement> placement;  // the same, as a placement
+  std::shared_ptr<const Placement> placement;  // of this stage's output over the ranks
   Slice out_slice;      // this rank's part of it
   float* out = nullptr;   // this rank's output
   float* dout = nullptr;  // and its gradient
@@ -47,7 +40,6 @@ struct DistNet::Stage {
   float* din = nullptr;
   Buffer in_buf, din_buf, out_buf, dout_buf, ker, dker, bias, dbias;
   bool has_bias = false;
-  std::shared_ptr<LayerLayout> layout;
 
   // pooling
   PoolGeometry pool;
@@ -57,6 +49,8 @@ struct DistNet::Stage {
   float* dregion = nullptr;
   Buffer region_buf, dregion_buf;
   std::vector<int32_t> argmax;
+
+  const LayerLayout& layout() const { return grid_conv ? grid_conv->layout() : streamed_conv->layout(); }
 
   void conv_forward(const float* input, const float* weights, float* output, TrafficCounter& t) {
     if (grid_conv) {
@@ -78,19 +72,14 @@ struct DistNet::Stage {
 
 namespace {
 
-Spread spread_of(std::shared_ptr<const Placement> p) {
-  return Spread{p->tensor(), [p](int64_t r) { return p->slice(r); }};
+SliceOf slices_of(std::shared_ptr<const Placement> p) {
+  return [p](int64_t r) { return p->slice(r); };
 }
 
 int64_t words(const TrafficCounter& t) { return t.traffic().words(); }
 
-// A seed per layer and tensor, from the run's seed.
-uint64_t layer_seed(uint64_t seed, size_t layer) {
-  uint64_t x = seed + 0x9E3779B97F4A7C15ull * (layer + 1);
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+// A seed per layer, from the run's seed.
+uint64_t layer_seed(uint64_t seed, size_t layer) { return splitmix64(seed + kSplitmixGamma * layer); }
 
 void check_supported(const Network& net) {
   const auto& layers = net.layers();
@@ -139,6 +128,8 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
   Stage* prev = nullptr;
   Stage* last_conv = nullptr;
   size_t ci = 0;
+  model_edges_.assign(compute.size(), {});
+  edge_words_.assign(compute.size(), {});
   for (size_t li = 0; li < net.layers().size(); ++li) {
     const Layer& layer = net.layers()[li];
     auto st = std::make_unique<Stage>();
@@ -164,17 +155,15 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
         } else {
           s.grid_conv = std::make_unique<GridConv>(shape, *s.grid, backend);
         }
-        s.layout = std::make_shared<LayerLayout>(shape, plan.grid);
+        const LayerLayout& layout = s.layout();
         const GridCoord g = s.grid->coord();
-        const auto in_place = std::make_shared<const Placement>(Placement::input_of(*s.layout));
-        const Spread in_spread = spread_of(in_place);
-        const int64_t in_size = s.layout->in_slice(g).size();
+        const auto in_place = std::make_shared<const Placement>(Placement::input_of(layout));
+        const int64_t in_size = layout.in_slice(g).size();
         if (prev != nullptr) {
           const RedistributionFigures f = redistribution_figures(*prev->placement, *in_place);
-          model_edges_.resize(ci + 1);
           model_edges_[ci] = {f.forward.max_words, f.backward.max_words};
-          s.in_exchange = std::make_unique<BoxExchange>(world, prev->spread.tensor, prev->spread.slice,
-                                                        in_spread.tensor, in_spread.slice);
+          s.in_exchange = std::make_unique<BoxExchange>(world, prev->placement->tensor(), slices_of(prev->placement),
+                                                        in_place->tensor(), slices_of(in_place));
           if (s.in_exchange->identity()) {
             s.in = prev->out;
             s.din = prev->dout;
@@ -186,8 +175,7 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
           s.in = s.in_buf.data();
           s.din = s.din_buf.data();
         }
-        const auto out_place = std::make_shared<const Placement>(Placement::output_of(*s.layout));
-        s.spread = spread_of(out_place);
+        const auto out_place = std::make_shared<const Placement>(Placement::output_of(layout));
         s.placement = out_place;
         s.out_slice = out_place->slice(me);
         s.out_buf = Buffer(std::max<int64_t>(s.out_slice.size(), 1));
@@ -196,7 +184,7 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
         s.dout = s.dout_buf.data();
         // Parameters: U(-b, b) with b = 1/sqrt(fan in), from the seed (PyTorch's default range).
         const Box4 kbox = weight_box(shape);
-        const Slice kslice = s.layout->ker_slice(g);
+        const Slice kslice = layout.ker_slice(g);
         s.ker = Buffer(std::max<int64_t>(kslice.size(), 1));
         s.dker = Buffer(std::max<int64_t>(kslice.size(), 1));
         const float bound = 1.0f / std::sqrt(static_cast<float>(shape.C * shape.R * shape.S));
@@ -217,7 +205,7 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
         }
         if (prev == nullptr) {
           input_tensor_ = input_box(shape);
-          input_slice_ = s.layout->in_slice(g);
+          input_slice_ = layout.in_slice(g);
           input_ = s.in;
         }
         last_conv = &s;
@@ -230,7 +218,6 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
         if (prev == nullptr) {  // a flatten before the first layer: nothing to do
           break;
         }
-        s.spread = prev->spread;
         s.placement = prev->placement;
         s.out_slice = prev->out_slice;
         s.out = prev->out;
@@ -240,8 +227,7 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
       case LayerKind::avg_pool: {
         s.pool = PoolGeometry{layer.pool, layer.kind == LayerKind::max_pool, layer.in.H, layer.in.W};
         const auto out_place = std::make_shared<const Placement>(
-            Placement::pooled_output_of(*last_conv->layout, layer.out.H, layer.out.W));
-        s.spread = spread_of(out_place);
+            Placement::pooled_output_of(last_conv->layout(), layer.out.H, layer.out.W));
         s.placement = out_place;
         s.out_slice = out_place->slice(me);
         // Rank r needs the input region of its pooled slice (a box, halos included).
@@ -250,8 +236,8 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
           return Slice::whole(pool_input_region(geo, out_place->slice(r)));
         };
         s.region = region_of(me).box;
-        s.region_exchange = std::make_unique<BoxExchange>(world, prev->spread.tensor, prev->spread.slice,
-                                                          prev->spread.tensor, region_of);
+        s.region_exchange = std::make_unique<BoxExchange>(world, prev->placement->tensor(), slices_of(prev->placement),
+                                                          prev->placement->tensor(), region_of);
         if (s.region_exchange->identity()) {
           s.region_in = prev->out;
           s.dregion = prev->dout;
@@ -272,8 +258,6 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
     stages_.push_back(std::move(st));
     if (stages_.back()->out != nullptr) prev = stages_.back().get();
   }
-  edge_words_.assign(compute.size(), {});
-  model_edges_.resize(compute.size());
 }
 
 DistNet::~DistNet() = default;
@@ -284,7 +268,6 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
                             weights.size(), batch_));
   }
   for (auto& e : edge_words_) e = {};
-  const int64_t pooling_before = words(traffic_.pooling);
   XentResult result;
   for (auto& sp : stages_) {
     Stage& s = *sp;
@@ -315,10 +298,7 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
         break;
     }
   }
-  if (!train) {
-    pooling_words_ = words(traffic_.pooling) - pooling_before;
-    return result;
-  }
+  if (!train) return result;
   for (auto it = stages_.rbegin(); it != stages_.rend(); ++it) {
     Stage& s = **it;
     switch (s.kind) {
@@ -358,7 +338,6 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
         break;
     }
   }
-  pooling_words_ = words(traffic_.pooling) - pooling_before;
   return result;
 }
 

@@ -84,8 +84,6 @@ class DistNet {
   // The same from the model (model/redistribution.hpp): the busiest rank's words in each
   // direction, over all ranks (what the planner adds for the edge).
   const std::vector<EdgeWords>& modelled_edge_words() const { return model_edges_; }
-  // Pooling words (halos forward plus gradients back) this rank received in the last step.
-  int64_t pooling_words() const { return pooling_words_; }
 
   struct Stage;
 
@@ -96,7 +94,6 @@ class DistNet {
   std::vector<ParamShard> params_;
   NetTraffic traffic_;
   std::vector<EdgeWords> edge_words_, model_edges_;
-  int64_t pooling_words_ = 0;
   Box4 input_tensor_;
   Slice input_slice_;
   float* input_ = nullptr;
