@@ -415,6 +415,64 @@ TEST(LocalConv, EngineBytesAreWhatPlainCallsKeep) {
   }
 }
 
+// A panel read where it lies in a larger block (PlainStrides): channels [2, 2+C) of the input
+// and weights, filters [3, 3+K) of the output gradient, each `lead` floats apart along
+// dimension 0, give exactly the results of the same panels copied out densely; engine_bytes
+// counts what the strided engine keeps. Also for a fully connected shape (one image of N rows).
+TEST(LocalConv, StridedPanelsGiveTheDenseResults) {
+  for (const ConvShape& panel : {kLayer, kStridedLayer, ConvShape::parse("N=6,C=24,H=1,W=1,K=40,R=1,S=1")}) {
+    const int64_t extra_c = 5, extra_k = 7, c0 = 2, k0 = 3;
+    ConvShape block = panel;
+    block.C += extra_c;
+    block.K += extra_k;
+    const Operands whole = random_operands(block, false, 17);
+    // The dense copies of the panels: input channels and weight channels [c0, c0 + C), output
+    // gradient filters [k0, k0 + K), weights of those filters.
+    const int64_t in_plane = panel.H * panel.W, out_plane = panel.Ho() * panel.Wo(), taps = panel.R * panel.S;
+    Vec in, ker_c, dout, ker_k;
+    for (int64_t n = 0; n < panel.N; ++n) {
+      const float* from = whole.in.data() + (n * block.C + c0) * in_plane;
+      in.insert(in.end(), from, from + panel.C * in_plane);
+      const float* grad = whole.dout.data() + (n * block.K + k0) * out_plane;
+      dout.insert(dout.end(), grad, grad + panel.K * out_plane);
+    }
+    // ker_c: the weights of all K filters of the panel shape, channels [c0, c0 + C) (forward,
+    // backward-weights); ker_k: filters [k0, k0 + K), all of their C channels (backward-data).
+    for (int64_t k = 0; k < panel.K; ++k) {
+      const float* from = whole.ker.data() + (k * block.C + c0) * taps;
+      ker_c.insert(ker_c.end(), from, from + panel.C * taps);
+    }
+    for (int64_t k = 0; k < panel.K; ++k) {
+      const float* from = whole.ker.data() + ((k0 + k) * block.C + c0) * taps;
+      ker_k.insert(ker_k.end(), from, from + panel.C * taps);
+    }
+    const PlainStrides strides{.input = block.C * in_plane, .grad_output = block.K * out_plane,
+                               .weights = block.C * taps};
+    LocalConv dense(panel, false);
+    Results want = empty_results(panel, false), got = empty_results(panel, false);
+    dense.forward(in.data(), ker_c.data(), nullptr, want.out.data());
+    dense.backward_data(dout.data(), ker_k.data(), want.din.data());
+    dense.backward_weights(dout.data(), in.data(), want.dker.data(), nullptr);
+
+    const int64_t before = MemoryTracker::current_bytes();
+    MemoryTracker::reset_peak();
+    {
+      LocalConv viewed(panel, false, Backend::onednn, strides);
+      const float* in_view = whole.in.data() + c0 * in_plane;
+      const float* dout_view = whole.dout.data() + k0 * out_plane;
+      viewed.forward(in_view, whole.ker.data() + c0 * taps, nullptr, got.out.data());
+      viewed.backward_data(dout_view, whole.ker.data() + (k0 * block.C + c0) * taps, got.din.data());
+      viewed.backward_weights(dout_view, in_view, got.dker.data(), nullptr);
+      EXPECT_EQ(MemoryTracker::peak_bytes() - before,
+                engine_bytes(panel, false, Backend::onednn,
+                             {Pass::forward, Pass::backward_data, Pass::backward_weights}, strides))
+          << panel.to_string();
+    }
+    expect_identical(got, want);
+    EXPECT_THROW(LocalConv(panel, false, Backend::reference, strides), Error);
+  }
+}
+
 TEST(LocalConv, ResidentLoadStoreRoundTripIsExact) {
   const Operands op = random_operands(kStridedLayer, true, 15);
   LocalConv conv(kStridedLayer, true);

@@ -19,6 +19,8 @@
 //    weights once for forward and backward-data.
 #pragma once
 
+#include <compare>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -53,6 +55,20 @@ std::string_view tensor_name(Tensor t);  // "input", "weights", ..., "grad_bias"
 int set_kernel_threads(int n);
 int kernel_threads();
 
+// The caller's plain arrays of the tensors the passes read, when they are not dense: the
+// distance in floats between consecutive entries of dimension 0 (samples of input and
+// grad_output, filters of weights), 0 for dense. A panel of channels read where it lies inside
+// a larger block, say. oneDNN reorders such views into its layouts as it does dense arrays; the
+// reference backend takes dense arrays only.
+struct PlainStrides {
+  int64_t input = 0, grad_output = 0, weights = 0;
+  int64_t of(Tensor t) const {
+    return t == Tensor::input ? input : t == Tensor::grad_output ? grad_output : t == Tensor::weights ? weights : 0;
+  }
+  bool dense() const { return input == 0 && grad_output == 0 && weights == 0; }
+  auto operator<=>(const PlainStrides&) const = default;
+};
+
 namespace reference {
 // The loop-nest reference. bias / dbias may be null.
 void forward(const ConvShape& s, const float* in, const float* ker, const float* bias, float* out);
@@ -65,13 +81,16 @@ void backward_weights(const ConvShape& s, const float* dout, const float* in, fl
 // (every tensor in each layout a pass prefers, the reorders' and primitives' scratchpads), as
 // the memory tracker counts them; 0 for the reference backend. It creates oneDNN's descriptors
 // (no tensors, nothing executed) and remembers the answer per shape and passes.
-int64_t engine_bytes(const ConvShape& shape, bool with_bias, Backend backend, const std::vector<Pass>& passes);
+int64_t engine_bytes(const ConvShape& shape, bool with_bias, Backend backend, const std::vector<Pass>& passes,
+                     const PlainStrides& strides = {});
 
 // One layer's local convolution: oneDNN primitives are created once per shape and pass (on first
 // use) and every scratch buffer is kept, so steady-state calls allocate nothing.
 class LocalConv {
  public:
-  LocalConv(const ConvShape& shape, bool with_bias, Backend backend = Backend::onednn);
+  // Throws Error for strides that are not dense with the reference backend.
+  LocalConv(const ConvShape& shape, bool with_bias, Backend backend = Backend::onednn,
+            const PlainStrides& strides = {});
   ~LocalConv();
   LocalConv(LocalConv&&) noexcept;
   LocalConv& operator=(LocalConv&&) noexcept;

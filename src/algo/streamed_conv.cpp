@@ -91,6 +91,7 @@ StreamedConv::StreamedConv(const ConvShape& shape, const ProcessGrid& grid, Stre
   ker_slices_ = f.ker;
   ker_counts_ = f.ker_size;
   input_in_place_ = layout_.input_in_place(g);
+  halo_free_ = halo_recv_.empty() && halo_send_.empty() && in_needed_box_ == in_block_box_;
 }
 
 std::vector<Range> StreamedConv::panels(Pass p) const {
@@ -100,8 +101,8 @@ std::vector<Range> StreamedConv::panels(Pass p) const {
 StreamedConv::Gather StreamedConv::make_gather(const Communicator& fibre,
                                                const std::vector<Slice>& slices,
                                                const ReadPixels* read, const Box4& part,
-                                               int64_t me) const {
-  Gather g{&fibre, &slices, read, part, {}, {}, me};
+                                               int64_t me, bool strided_ok) const {
+  Gather g{&fibre, &slices, read, part, {}, {}, me, panel_in_place(slices, part, strided_ok)};
   for (const Slice& s : slices) g.counts.push_back(count_part(s, read, part));
   g.displs = prefix(g.counts);
   return g;
@@ -118,15 +119,17 @@ Request StreamedConv::post(const Gather& g, const float* slice, Buffer& send, Bu
                             g.displs, traffic);
 }
 
-void StreamedConv::finish(const Gather& g, const float* slice, const Buffer& recv, Buffer& block) {
+const float* StreamedConv::finish(const Gather& g, const float* slice, const Buffer& recv, Buffer& block) {
+  if (g.view) return slice + g.view->offset;
   float* b = ensure(block, g.part.volume());
   if (g.slices->size() == 1) {
     copy_part(g.slices->front(), g.read, g.part, slice, g.part, b);
-    return;
+    return b;
   }
   for (size_t j = 0; j < g.slices->size(); ++j) {
     unpack_part((*g.slices)[j], g.read, g.part, recv.data() + g.displs[j], g.part, b, false);
   }
+  return b;
 }
 
 void StreamedConv::halo_into(const Box4& part, const float* owned, float* needed,
@@ -135,7 +138,7 @@ void StreamedConv::halo_into(const Box4& part, const float* owned, float* needed
   Box4 need = in_needed_box_;
   need.r[0] = part.r[0];
   need.r[1] = part.r[1];
-  if (needed != owned) copy_box(Slice::whole(need.intersect(part)), read, part, owned, need, needed);
+  if (needed != nullptr) copy_box(Slice::whole(need.intersect(part)), read, part, owned, need, needed);
   const auto clip = [&](const Box4& b) { return with(with(b, 0, part.r[0]), 1, part.r[1]); };
   int64_t send_words = 0, recv_words = 0;
   for (const HaloPiece& p : halo_send_) send_words += count_part(Slice::whole(clip(p.box)), read, clip(p.box));
@@ -159,6 +162,7 @@ void StreamedConv::halo_into(const Box4& part, const float* owned, float* needed
     offset += n;
   }
   exchange(grid_.spatial(), sends_, recvs_, traffic);
+  if (recv_words > 0 && needed == nullptr) throw Error("streamed halo: received pixels have no needed buffer");
   offset = 0;
   for (const HaloPiece& p : halo_recv_) {
     const Box4 b = clip(p.box);
@@ -166,10 +170,10 @@ void StreamedConv::halo_into(const Box4& part, const float* owned, float* needed
   }
 }
 
-LocalConv& StreamedConv::local(const ConvShape& s) {
-  const auto key = std::make_tuple(s.N, s.C, s.K);
+LocalConv& StreamedConv::local(const ConvShape& s, const PlainStrides& strides) {
+  const auto key = std::make_tuple(s.N, s.C, s.K, strides);
   auto it = locals_.find(key);
-  if (it == locals_.end()) it = locals_.try_emplace(key, s, /*with_bias=*/false, backend_).first;
+  if (it == locals_.end()) it = locals_.try_emplace(key, s, /*with_bias=*/false, backend_, strides).first;
   return it->second;
 }
 
@@ -204,16 +208,20 @@ void StreamedConv::stream(const std::vector<Gather>& ga, const float* a, const s
   for (size_t i = 0; i < ga.size(); ++i) {
     t = now();
     for (Request& r : current) r.wait();
-    finish(ga[i], a, recv_a_[i % 2], panel_a_);
-    finish(gb[i], b, recv_b_[i % 2], panel_b_);
+    operand_a_ = finish(ga[i], a, recv_a_[i % 2], panel_a_);
+    operand_b_ = finish(gb[i], b, recv_b_[i % 2], panel_b_);
+    lead_a_ = ga[i].view ? ga[i].view->lead : 0;
+    lead_b_ = gb[i].view ? gb[i].view->lead : 0;
     if (haloed) {
       Box4 need = in_needed_box_;
       need.r[0] = ga[i].part.r[0];
       need.r[1] = ga[i].part.r[1];
-      // When the panel's needed input is its owned block, the kernel reads the gathered panel
-      // itself (the halo then only sends).
-      needed_input_ = need == ga[i].part ? panel_a_.data() : ensure(needed_, need.volume());
-      halo_into(ga[i].part, panel_a_.data(), needed_input_, traffic);
+      // When the panel's needed input is its owned block, the kernel reads the panel itself
+      // (the halo then only sends); otherwise a dense haloed copy.
+      float* buf = need == ga[i].part ? nullptr : ensure(needed_, need.volume());
+      halo_into(ga[i].part, operand_a_, buf, traffic);
+      needed_input_ = buf == nullptr ? operand_a_ : buf;
+      if (buf != nullptr) lead_a_ = 0;
     }
     std::vector<Request> next = i + 1 < ga.size() ? post_panel(i + 1) : std::vector<Request>{};
     seconds_.comm += now() - t;
@@ -236,24 +244,28 @@ void StreamedConv::forward(const float* in, const float* ker, float* out, Traffi
   if (in_slice_order) std::fill(acc, acc + out_box_.volume(), 0.0f);
   const std::vector<int64_t> displs = prefix(out_counts_);
   std::vector<Gather> gin, gker;
+  const bool onednn = backend_ == Backend::onednn;
   for (const Range& p : ps) {
-    gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), with(in_block_box_, 1, p), g.k));
-    gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, with(ker_box_, 1, p), d.nhw_index(g)));
+    gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), with(in_block_box_, 1, p), g.k,
+                              onednn && halo_free_));
+    gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, with(ker_box_, 1, p), d.nhw_index(g),
+                               onednn));
   }
   stream(gin, in, gker, ker, /*haloed=*/true, traffic, [&](size_t i, std::vector<Request>& next) {
     const float* needed = needed_input_;
     ConvShape s = whole;
     s.C = ps[i].size();
-    const int64_t in_n = s.C * s.H * s.W;
+    const int64_t in_n = lead_a_ != 0 ? lead_a_ : s.C * s.H * s.W;
+    const PlainStrides strides{.input = lead_a_, .weights = lead_b_};
     compute_in_pieces(s.N, next, [&](Range samples) {
       ConvShape c = s;
       c.N = samples.size();
       if (!in_slice_order && i == 0) {
-        local(c).forward(needed + samples.begin * in_n, panel_b_.data(), nullptr, acc + samples.begin * out_n);
+        local(c, strides).forward(needed + samples.begin * in_n, operand_b_, nullptr, acc + samples.begin * out_n);
         return;
       }
       float* tmp = ensure(temp_, c.N * out_n);
-      local(c).forward(needed + samples.begin * in_n, panel_b_.data(), nullptr, tmp);
+      local(c, strides).forward(needed + samples.begin * in_n, operand_b_, nullptr, tmp);
       if (!in_slice_order) {
         add_into(acc + samples.begin * out_n, tmp, c.N * out_n);
         return;
@@ -285,24 +297,27 @@ void StreamedConv::backward_data(const float* dout, const float* ker, float* din
   if (in_slice_order) std::fill(acc, acc + in_needed_box_.volume(), 0.0f);
   const std::vector<int64_t> displs = prefix(in_counts_);
   std::vector<Gather> gdout, gker;
+  const bool onednn = backend_ == Backend::onednn;
   for (const Range& p : ps) {
-    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 1, p), g.c));
-    gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, with(ker_box_, 0, p), d.nhw_index(g)));
+    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 1, p), g.c, onednn));
+    gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, with(ker_box_, 0, p), d.nhw_index(g),
+                               onednn));
   }
   stream(gdout, dout, gker, ker, /*haloed=*/false, traffic, [&](size_t i, std::vector<Request>& next) {
     ConvShape s = whole;
     s.K = ps[i].size();
-    const int64_t out_n = s.K * s.Ho() * s.Wo();
+    const int64_t out_n = lead_a_ != 0 ? lead_a_ : s.K * s.Ho() * s.Wo();
+    const PlainStrides strides{.grad_output = lead_a_, .weights = lead_b_};
     compute_in_pieces(s.N, next, [&](Range samples) {
       ConvShape c = s;
       c.N = samples.size();
       float* dst = acc + samples.begin * in_n;
       if (i == 0 && !in_slice_order) {
-        local(c).backward_data(panel_a_.data() + samples.begin * out_n, panel_b_.data(), dst);
+        local(c, strides).backward_data(operand_a_ + samples.begin * out_n, operand_b_, dst);
         return;
       }
       float* tmp = ensure(temp_, c.N * in_n);
-      local(c).backward_data(panel_a_.data() + samples.begin * out_n, panel_b_.data(), tmp);
+      local(c, strides).backward_data(operand_a_ + samples.begin * out_n, operand_b_, tmp);
       if (in_slice_order) {
         add_chunk_in_slice_order(in_slices_, displs, in_block_box_, samples, tmp, acc);
       } else {
@@ -333,21 +348,25 @@ void StreamedConv::backward_weights(const float* dout, const float* in, float* d
   const int64_t ker_n = ker_box_.volume();
   float* acc = d.nhw_size() == 1 ? dker : ensure(accum_, ker_n);
   std::vector<Gather> gin, gdout;
+  const bool onednn = backend_ == Backend::onednn;
   for (const Range& p : ps) {
-    gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), with(in_block_box_, 0, p), g.k));
-    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 0, p), g.c));
+    gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), with(in_block_box_, 0, p), g.k,
+                              onednn && halo_free_));
+    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 0, p), g.c, onednn));
   }
   stream(gin, in, gdout, dout, /*haloed=*/true, traffic, [&](size_t i, std::vector<Request>& next) {
     const float* needed = needed_input_;
     ConvShape s = whole;
     s.N = ps[i].size();
+    const int64_t in_step = lead_a_ != 0 ? lead_a_ : in_n, out_step = lead_b_ != 0 ? lead_b_ : out_n;
+    const PlainStrides strides{.input = lead_a_, .grad_output = lead_b_};
     compute_in_pieces(s.N, next, [&](Range samples) {
       ConvShape c = s;
       c.N = samples.size();
       const bool first = i == 0 && samples.begin == 0;
       float* dst = first ? acc : ensure(temp_, ker_n);
-      local(c).backward_weights(panel_b_.data() + samples.begin * out_n, needed + samples.begin * in_n,
-                                dst, nullptr);
+      local(c, strides).backward_weights(operand_b_ + samples.begin * out_step, needed + samples.begin * in_step,
+                                         dst, nullptr);
       if (!first) add_into(acc, dst, ker_n);
     });
   });

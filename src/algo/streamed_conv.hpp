@@ -31,12 +31,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
 #include "algo/grid_conv.hpp"
 #include "algo/input_gradient.hpp"
 #include "comm/request.hpp"
+#include "layout/slice_view.hpp"
 #include "model/streamed_volume.hpp"
 
 namespace convgrid {
@@ -60,7 +62,8 @@ class StreamedConv {
 
  private:
   // One operand's panel gathered over a fibre: each member's at-rest slice, the part of it in
-  // `part` (read pixels only when `read` is set), into a dense buffer of the part box.
+  // `part` (read pixels only when `read` is set), into a dense buffer of the part box; or, on a
+  // fibre of one rank, read where it lies in the slice (`view`) when it can be.
   struct Gather {
     const Communicator* fibre = nullptr;
     const std::vector<Slice>* slices = nullptr;  // one per member, in fibre rank order
@@ -68,18 +71,22 @@ class StreamedConv {
     Box4 part;
     std::vector<int64_t> counts, displs;
     int64_t me = 0;
+    std::optional<SliceView> view;
   };
+  // `strided_ok`: the panel may be read in place as a strided view.
   Gather make_gather(const Communicator& fibre, const std::vector<Slice>& slices,
-                     const ReadPixels* read, const Box4& part, int64_t me) const;
+                     const ReadPixels* read, const Box4& part, int64_t me, bool strided_ok) const;
   Request post(const Gather& g, const float* slice, Buffer& send, Buffer& recv, TrafficCounter& traffic);
-  void finish(const Gather& g, const float* slice, const Buffer& recv, Buffer& block);
+  // The panel once its gather completed: in the slice itself, or unpacked into `block`.
+  const float* finish(const Gather& g, const float* slice, const Buffer& recv, Buffer& block);
   // The haloed input of `part` (a sub-box of in_block_box_) from its owned block: own pixels, then
-  // the halo pieces clipped to the part, received over the spatial fibre.
+  // the halo pieces clipped to the part, received over the spatial fibre, into `needed`; null
+  // when the part is its own haloed input (the halo then only sends).
   void halo_into(const Box4& part, const float* owned, float* needed, TrafficCounter& traffic);
   template <class Compute>
   void stream(const std::vector<Gather>& ga, const float* a, const std::vector<Gather>& gb,
               const float* b, bool haloed, TrafficCounter& traffic, Compute&& compute);
-  LocalConv& local(const ConvShape& s);
+  LocalConv& local(const ConvShape& s, const PlainStrides& strides);
   // Runs `op(chunk_of_samples)` for `pieces` chunks of [0, n), testing `pending` between them.
   template <class Op>
   void compute_in_pieces(int64_t n, std::vector<Request>& pending, Op&& op);
@@ -89,20 +96,29 @@ class StreamedConv {
   StreamOptions options_;
   Backend backend_;
   PassSeconds seconds_;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, LocalConv> locals_;  // by local (N, C, K)
+  // by local (N, C, K) and the strides of the panels read in place
+  std::map<std::tuple<int64_t, int64_t, int64_t, PlainStrides>, LocalConv> locals_;
 
   Box4 in_block_box_, in_needed_box_, out_box_, ker_box_;
   std::vector<HaloPiece> halo_recv_, halo_send_;
   std::vector<Slice> in_slices_, out_slices_, ker_slices_;  // over k-, c- and nhw-fibre
   std::vector<int64_t> in_counts_, out_counts_, ker_counts_;
   bool input_in_place_ = false;
+  // No halo piece either way and the needed input is the owned block: an In panel read in place
+  // may be a strided view.
+  bool halo_free_ = false;
   std::vector<SendMessage> sends_;
   std::vector<RecvMessage> recvs_;
 
   // Double-buffered panel storage: [i % 2] for panel i.
   Buffer send_a_[2], recv_a_[2], send_b_[2], recv_b_[2];
   Buffer panel_a_, panel_b_, needed_, temp_;
-  float* needed_input_ = nullptr;  // the current panel's haloed input: needed_ or panel_a_
+  // The current panel's operands (in the slices or in panel_a_ / panel_b_) and their leading
+  // strides (0: dense), and its haloed input (needed_ or operand a).
+  const float* operand_a_ = nullptr;
+  const float* operand_b_ = nullptr;
+  int64_t lead_a_ = 0, lead_b_ = 0;
+  const float* needed_input_ = nullptr;
   // accum_: the result being summed over panels (forward: in the c-fibre's slice order, as the
   // reduce-scatter sends it); temp_: one chunk's result, then the staging of the final reduction.
   Buffer accum_, halo_send_buf_, halo_recv_buf_, din_block_, din_recv_;

@@ -92,10 +92,14 @@ struct LocalConv::Impl {
   std::array<std::optional<PreparedPass>, kernel::kPassCount> passes;
   std::optional<dnnl::convolution_forward::primitive_desc> forward_desc;  // the backward hint
 
-  Impl(const ConvShape& s, bool bias, Backend b) : shape(s), with_bias(bias), backend(b) {
+  Impl(const ConvShape& s, bool bias, Backend b, const PlainStrides& strides)
+      : shape(s), with_bias(bias), backend(b) {
     shape.validate();
+    if (backend == Backend::reference && !strides.dense()) {
+      throw Error("the reference convolution takes dense arrays only (strided views need oneDNN)");
+    }
     for (size_t t = 0; t < kernel::kTensorCount; ++t) {
-      tensors.emplace_back(kernel::plain_desc(shape, static_cast<Tensor>(t)), engine);
+      tensors.emplace_back(kernel::plain_desc(shape, static_cast<Tensor>(t), strides), engine);
     }
   }
 
@@ -206,7 +210,8 @@ int64_t floats_of(size_t bytes) {
 }
 
 // What ResidentTensor::layout and KeptPrimitive allocate, without allocating it.
-int64_t count_engine_floats(const ConvShape& shape, bool with_bias, const std::vector<Pass>& passes) {
+int64_t count_engine_floats(const ConvShape& shape, bool with_bias, const std::vector<Pass>& passes,
+                            const PlainStrides& strides) {
   const dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   const auto forward = kernel::forward_desc(shape, with_bias, engine);
   std::vector<std::pair<Tensor, dnnl::memory::desc>> layouts;
@@ -226,7 +231,7 @@ int64_t count_engine_floats(const ConvShape& shape, bool with_bias, const std::v
       if (known) continue;
       layouts.emplace_back(a.tensor, desc);
       floats += static_cast<int64_t>(desc.get_size() / sizeof(float));
-      const dnnl::memory::desc plain = kernel::plain_desc(shape, a.tensor);
+      const dnnl::memory::desc plain = kernel::plain_desc(shape, a.tensor, strides);
       if (desc != plain) {  // the two reorders' scratchpads
         for (const auto& [from, to] : {std::pair{plain, desc}, std::pair{desc, plain}}) {
           const dnnl::reorder::primitive_desc r(engine, from, engine, to, kernel::user_scratchpad_attr());
@@ -240,24 +245,26 @@ int64_t count_engine_floats(const ConvShape& shape, bool with_bias, const std::v
 
 }  // namespace
 
-int64_t engine_bytes(const ConvShape& shape, bool with_bias, Backend backend, const std::vector<Pass>& passes) {
+int64_t engine_bytes(const ConvShape& shape, bool with_bias, Backend backend, const std::vector<Pass>& passes,
+                     const PlainStrides& strides) {
   if (backend == Backend::reference || passes.empty()) return 0;
-  static std::map<std::string, int64_t> known;  // by shape, bias and passes
-  std::string key = fmt::format("{}|{}", shape.to_string(), with_bias);
+  static std::map<std::string, int64_t> known;  // by shape, bias, strides and passes
+  std::string key = fmt::format("{}|{}|{},{},{}", shape.to_string(), with_bias, strides.input,
+                                strides.grad_output, strides.weights);
   for (Pass p : passes) key += fmt::format("|{}", pass_name(p));
   auto it = known.find(key);
   if (it != known.end()) return it->second;
   int64_t bytes = 0;
   try {
-    bytes = 4 * count_engine_floats(shape, with_bias, passes);
+    bytes = 4 * count_engine_floats(shape, with_bias, passes, strides);
   } catch (const dnnl::error& e) {
     throw Error(fmt::format("oneDNN cannot describe {}: {}", shape.to_string(), e.what()));
   }
   return known.emplace(key, bytes).first->second;
 }
 
-LocalConv::LocalConv(const ConvShape& shape, bool with_bias, Backend backend)
-    : impl_(std::make_unique<Impl>(shape, with_bias, backend)) {}
+LocalConv::LocalConv(const ConvShape& shape, bool with_bias, Backend backend, const PlainStrides& strides)
+    : impl_(std::make_unique<Impl>(shape, with_bias, backend, strides)) {}
 LocalConv::~LocalConv() = default;
 LocalConv::LocalConv(LocalConv&&) noexcept = default;
 LocalConv& LocalConv::operator=(LocalConv&&) noexcept = default;

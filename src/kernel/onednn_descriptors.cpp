@@ -53,11 +53,19 @@ Geometry geometry(const ConvShape& g) {
 
 }  // namespace
 
-memory::desc plain_desc(const ConvShape& shape, Tensor t) {
+memory::desc plain_desc(const ConvShape& shape, Tensor t, const PlainStrides& strides) {
+  const memory::dims dims = plain_dims(described(shape), t);
+  const int64_t lead = strides.of(t);
+  if (lead != 0) {
+    // The dense strides of the plain layout, but for dimension 0 of the tensor (samples of an
+    // activation: the rows of a fully connected layer's one image).
+    if (t != Tensor::weights && batch_as_rows(shape)) return {dims, memory::data_type::f32, {lead * dims[2], 1, lead, 1}};
+    return {dims, memory::data_type::f32, {lead, dims[2] * dims[3], dims[3], 1}};
+  }
   memory::format_tag tag = batch_as_rows(shape) ? memory::format_tag::nhwc : memory::format_tag::nchw;
   if (t == Tensor::weights || t == Tensor::grad_weights) tag = memory::format_tag::oihw;
   if (t == Tensor::bias || t == Tensor::grad_bias) tag = memory::format_tag::x;
-  return {plain_dims(described(shape), t), memory::data_type::f32, tag};
+  return {dims, memory::data_type::f32, tag};
 }
 
 dnnl::primitive_attr user_scratchpad_attr() {

@@ -110,22 +110,23 @@ inline std::vector<Box4> slice_boxes(const Slice& s) {
 
 // Calls f(a, b, c, d_begin, d_end, offset) for every maximal run of the slice along the last
 // dimension, in flattening order; `offset` is the run's position within the slice (0-based).
+// Each row lies in one sub-box of for_each_box, whose elements are contiguous in the slice.
 template <class F>
 void for_each_run(const Slice& s, F&& f) {
-  if (s.empty()) return;
-  const Box4& b = s.box;
-  const int64_t w = b.extent(3);
-  int64_t i = s.flat.begin;
-  while (i < s.flat.end) {
-    const int64_t row = i / w, col = i % w;
-    const int64_t len = std::min(w - col, s.flat.end - i);
-    const int64_t c = row % b.extent(2);
-    const int64_t bb = (row / b.extent(2)) % b.extent(1);
-    const int64_t a = row / b.extent(2) / b.extent(1);
-    f(a + b.r[0].begin, bb + b.r[1].begin, c + b.r[2].begin, col + b.r[3].begin,
-      col + len + b.r[3].begin, i - s.flat.begin);
-    i += len;
-  }
+  int64_t base = 0;
+  for_each_box(s, [&](const Box4& b) {
+    const int64_t w = b.extent(3);
+    int64_t off = base;
+    for (int64_t a = b.r[0].begin; a < b.r[0].end; ++a) {
+      for (int64_t c = b.r[1].begin; c < b.r[1].end; ++c) {
+        for (int64_t y = b.r[2].begin; y < b.r[2].end; ++y) {
+          f(a, c, y, b.r[3].begin, b.r[3].end, off);
+          off += w;
+        }
+      }
+    }
+    base += b.volume();
+  });
 }
 
 // Calls f(a, b, offset, length) for every maximal run of the slice whose elements share their

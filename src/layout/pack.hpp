@@ -6,30 +6,56 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "layout/box.hpp"
 #include "layout/read_pixels.hpp"
 
 namespace convgrid {
 
+// Calls f(a, b, y, x0, x1, slice_offset) for each run along x of the region's read pixels inside
+// `part` (every pixel is read when `read` is null), in the slice's own order: the region's
+// sub-boxes (each contiguous in the slice) clipped to the part, row by row.
+template <class F>
+void for_each_part_run(const Slice& region, const ReadPixels* read, const Box4& part, F&& f) {
+  if (read != nullptr && read->all_read()) read = nullptr;
+  std::vector<Range> cols;  // the read column runs of the current clipped box
+  int64_t base = 0;
+  for_each_box(region, [&](const Box4& b) {
+    const Box4 c = b.intersect(part);
+    const int64_t slab = b.volume();
+    if (c.empty()) {
+      base += slab;
+      return;
+    }
+    cols.clear();
+    if (read == nullptr) {
+      cols.push_back(c.r[3]);
+    } else {
+      for (int64_t x = c.r[3].begin; x < c.r[3].end;) {
+        while (x < c.r[3].end && !read->col(x)) ++x;
+        int64_t e = x;
+        while (e < c.r[3].end && read->col(e)) ++e;
+        if (e > x) cols.push_back({x, e});
+        x = e;
+      }
+    }
+    for (int64_t a = c.r[0].begin; a < c.r[0].end; ++a) {
+      for (int64_t ch = c.r[1].begin; ch < c.r[1].end; ++ch) {
+        for (int64_t y = c.r[2].begin; y < c.r[2].end; ++y) {
+          if (read != nullptr && !read->row(y)) continue;
+          for (const Range& x : cols) f(a, ch, y, x.begin, x.end, base + b.offset(a, ch, y, x.begin));
+        }
+      }
+    }
+    base += slab;
+  });
+}
+
 // Calls f(a, b, y, x0, x1, slice_offset) for each run of the region's read pixels along x.
 template <class F>
 void for_each_read_run(const Slice& region, const ReadPixels* read, F&& f) {
-  for_each_run(region, [&](int64_t a, int64_t b, int64_t y, int64_t x0, int64_t x1, int64_t off) {
-    if (read == nullptr) {
-      f(a, b, y, x0, x1, off);
-      return;
-    }
-    if (!read->row(y)) return;
-    int64_t x = x0;
-    while (x < x1) {
-      while (x < x1 && !read->col(x)) ++x;
-      int64_t e = x;
-      while (e < x1 && read->col(e)) ++e;
-      if (e > x) f(a, b, y, x, e, off + (x - x0));
-      x = e;
-    }
-  });
+  for_each_part_run(region, read, region.box, f);
 }
 
 // Region (read pixels only) from a box buffer into `out`; returns the count written.

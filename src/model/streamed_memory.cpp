@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
 #include "layout/fibre_slices.hpp"
 #include "layout/pack.hpp"
+#include "layout/slice_view.hpp"
 #include "model/streamed_volume.hpp"
 
 namespace convgrid {
@@ -42,20 +44,26 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
                               read->all_read();
   Kept send_a[2], recv_a[2], send_b[2], recv_b[2], panel_a, panel_b, needed_buf, temp, accum,
       halo_send_buf, halo_recv_buf, din_block, din_recv;
+  // As StreamedConv::make_gather and finish: a panel read in place needs no buffer. Returns the
+  // panel's leading stride for the local engine (0: dense).
+  const bool onednn = engine == Backend::onednn;
+  const bool halo_free = halo_recv.empty() && halo_send.empty() && needed == in_block;
   const auto gather = [&](const std::vector<Slice>& slices, const ReadPixels* r, const Box4& part,
-                          int64_t me, Kept& send, Kept& recv, Kept& block) {
+                          int64_t me, Kept& send, Kept& recv, Kept& block, bool strided_ok) -> int64_t {
+    if (const std::optional<SliceView> v = panel_in_place(slices, part, strided_ok)) return v->lead;
     block.need(part.volume());
-    if (slices.size() == 1) return;  // copied from the slice itself, no staging
+    if (slices.size() == 1) return 0;  // copied from the slice itself, no staging
     int64_t all = 0;
     for (const Slice& s : slices) all += count_part(s, r, part);
     send.need(count_part(slices[me], r, part));
     recv.need(all);
+    return 0;
   };
   const auto halo = [&](const Box4& part) {
     Box4 need = needed;
     need.r[0] = part.r[0];
     need.r[1] = part.r[1];
-    if (!(need == part)) needed_buf.need(need.volume());  // else the gathered panel is read itself
+    if (!(need == part)) needed_buf.need(need.volume());  // else the panel is read itself
     const auto words = [&](const std::vector<HaloPiece>& pieces) {
       int64_t n = 0;
       for (const HaloPiece& p : pieces) {
@@ -71,13 +79,15 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
   const auto chunk = [&](int64_t n) { return balanced_block(n, std::min(pieces, n), 0).size(); };
   bool has_in = false, has_ker = false, has_dout = false;
   int64_t slices = 0;
-  // The local engines StreamedConv makes: one per (N, C, K) of a chunk, with the passes it ran.
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<ConvShape, std::vector<Pass>>> engines;
-  const auto use_engine = [&](ConvShape s, int64_t n, Pass p) {
+  // The local engines StreamedConv makes: one per (N, C, K) of a chunk and strides of the panels
+  // read in place, with the passes it ran.
+  std::map<std::tuple<int64_t, int64_t, int64_t, PlainStrides>, std::pair<ConvShape, std::vector<Pass>>> engines;
+  const auto use_engine = [&](ConvShape s, int64_t n, Pass p, const PlainStrides& strides) {
     const int64_t parts = std::min(pieces, n);
     for (int64_t j = 0; j < parts; ++j) {
       s.N = balanced_block(n, parts, j).size();
-      auto& [shape, used] = engines.try_emplace(std::make_tuple(s.N, s.C, s.K), s, std::vector<Pass>{}).first->second;
+      auto& [shape, used] =
+          engines.try_emplace(std::make_tuple(s.N, s.C, s.K, strides), s, std::vector<Pass>{}).first->second;
       if (std::find(used.begin(), used.end(), p) == used.end()) used.push_back(p);
     }
   };
@@ -88,27 +98,33 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
       if (p == Pass::forward) s.C = ps[i].size();
       if (p == Pass::backward_data) s.K = ps[i].size();
       if (p == Pass::backward_weights) s.N = ps[i].size();
-      use_engine(s, s.N, p);
       const size_t slot = i % 2;
       switch (p) {
         case Pass::forward: {
           const Box4 part = with(in_block, 1, ps[i]);
-          gather(f.in, read, part, g.k, send_a[slot], recv_a[slot], panel_a);
-          gather(f.ker, nullptr, with(ker_block, 1, ps[i]), d.nhw_index(g), send_b[slot], recv_b[slot], panel_b);
+          const int64_t lead_in = gather(f.in, read, part, g.k, send_a[slot], recv_a[slot], panel_a, onednn && halo_free);
+          const int64_t lead_ker = gather(f.ker, nullptr, with(ker_block, 1, ps[i]), d.nhw_index(g), send_b[slot],
+                                          recv_b[slot], panel_b, onednn);
+          use_engine(s, s.N, p, PlainStrides{.input = lead_in, .weights = lead_ker});
           halo(part);
           if (i > 0 || d.Pc > 1) temp.need(chunk(whole.N) * out_n);
           break;
         }
         case Pass::backward_data: {
-          gather(f.out, nullptr, with(out_block, 1, ps[i]), g.c, send_a[slot], recv_a[slot], panel_a);
-          gather(f.ker, nullptr, with(ker_block, 0, ps[i]), d.nhw_index(g), send_b[slot], recv_b[slot], panel_b);
+          const int64_t lead_dout =
+              gather(f.out, nullptr, with(out_block, 1, ps[i]), g.c, send_a[slot], recv_a[slot], panel_a, onednn);
+          const int64_t lead_ker = gather(f.ker, nullptr, with(ker_block, 0, ps[i]), d.nhw_index(g), send_b[slot],
+                                          recv_b[slot], panel_b, onednn);
+          use_engine(s, s.N, p, PlainStrides{.grad_output = lead_dout, .weights = lead_ker});
           if (i > 0 || in_slice_order) temp.need(chunk(whole.N) * in_n);
           break;
         }
         case Pass::backward_weights: {
           const Box4 part = with(in_block, 0, ps[i]);
-          gather(f.in, read, part, g.k, send_a[slot], recv_a[slot], panel_a);
-          gather(f.out, nullptr, with(out_block, 0, ps[i]), g.c, send_b[slot], recv_b[slot], panel_b);
+          const int64_t lead_in = gather(f.in, read, part, g.k, send_a[slot], recv_a[slot], panel_a, onednn && halo_free);
+          const int64_t lead_dout =
+              gather(f.out, nullptr, with(out_block, 0, ps[i]), g.c, send_b[slot], recv_b[slot], panel_b, onednn);
+          use_engine(s, s.N, p, PlainStrides{.input = lead_in, .grad_output = lead_dout});
           halo(part);
           if (i > 0 || std::min(pieces, ps[i].size()) > 1) temp.need(ker_block.volume());
           break;
@@ -154,7 +170,7 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
   }
   int64_t engine_total = 0;
   for (const auto& [key, engine_use] : engines) {
-    engine_total += engine_bytes(engine_use.first, false, engine, engine_use.second);
+    engine_total += engine_bytes(engine_use.first, false, engine, engine_use.second, std::get<3>(key));
   }
   return 4 * words + engine_total;
 }
