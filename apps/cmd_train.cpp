@@ -17,6 +17,7 @@
 #include "commands.hpp"
 #include "convgrid/error.hpp"
 #include "convgrid/local_conv.hpp"
+#include "convgrid/memory.hpp"
 #include "io/idx.hpp"
 #include "nn/network_json.hpp"
 #include "plan/network_planner.hpp"
@@ -203,13 +204,26 @@ int run_train(const TrainCliOptions& o) {
                busiest[0], measured_redistribution, modelled_redistribution,
                o.grid.empty() ? fmt::format(", planner {}", planned_redistribution) : "", busiest[2], busiest[3]);
   }
+  // The whole job's tracked memory (every Buffer: activations and their gradients, weights,
+  // momentum, each layer's kept working buffers and engine copies) on the busiest rank, beside
+  // what the limit bounds: each layer's plan, whose buffers all stay alive between steps.
+  const int64_t peak_bytes = max_over_ranks(world, MemoryTracker::peak_bytes());
+  const int64_t largest_layer_bytes = plan.memory_bytes();
+  if (root) {
+    fmt::print("memory per rank (busiest): peak {} for the whole job, largest layer plan {}{}\n",
+               format_bytes(peak_bytes), format_bytes(largest_layer_bytes),
+               o.mem_per_rank.empty() ? ""
+                                      : fmt::format(" (--mem-per-rank {} bounds each layer's plan, not the job)",
+                                                    o.mem_per_rank));
+  }
   if (root && !trainer.last_checkpoint().empty()) fmt::print("checkpoint {}\n", trainer.last_checkpoint());
   if (root && !o.json.empty()) {
     nlohmann::json j = {{"network", net.name()}, {"procs", world.size()}, {"batch", o.batch},
                         {"seed", o.seed}, {"lr", o.lr}, {"momentum", o.momentum},
                         {"weight_decay", o.weight_decay}, {"train_samples", train_count},
                         {"test_samples", test_count}, {"layers", layers},
-                        {"words_per_step", traffic}};
+                        {"words_per_step", traffic}, {"peak_bytes_per_rank", peak_bytes},
+                        {"largest_layer_plan_bytes", largest_layer_bytes}};
     j["epochs"] = nlohmann::json::array();
     for (const EpochRecord& r : records) {
       j["epochs"].push_back({{"epoch", r.epoch}, {"train_loss", r.train_loss},

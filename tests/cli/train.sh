@@ -46,6 +46,17 @@ done
 run_mpi 2 "${common[@]}" --mem-per-rank 14MiB --log-steps --json mem.json > mem.txt || fail "--mem-per-rank run failed"
 grep -Eq "^conv2 +[0-9,]+ +[1-9]" mem.txt || fail "--mem-per-rank 14MiB streamed nothing: $(cat mem.txt)"
 losses_match one.json mem.json 20
+# Every layer's plan is under the limit; the job's peak (all layers' buffers alive at once) is
+# reported beside it and holds at least the largest layer's.
+"$PYTHON" - mem.json <<'PY' || fail "--mem-per-rank: memory report wrong: $(grep memory mem.txt)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+limit, layer, peak = 14 << 20, j["largest_layer_plan_bytes"], j["peak_bytes_per_rank"]
+assert 0 < layer <= limit, (layer, limit)
+assert peak >= layer, (peak, layer)
+PY
+grep -q "^memory per rank (busiest): peak .* bounds each layer's plan, not the job" mem.txt ||
+  fail "no memory line: $(cat mem.txt)"
 
 # Checkpoints: an uninterrupted run, then one killed at step 7 and resumed.
 ck=(--train-samples 256 --epochs 2 --checkpoint-every 3)
