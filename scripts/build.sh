@@ -8,4 +8,5 @@ dir=${CONVGRID_BUILD_DIR:-build}
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release ${CONVGRID_CMAKE_ARGS:-} >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
-cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
+# nproc honours OMP_NUM_THREADS (test.sh sets it to 1 for the kernels): count the cores without it.
+cmake --build "$dir" -j "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)" "${targets[@]}"
