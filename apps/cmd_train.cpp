@@ -35,6 +35,7 @@ struct TrainCliOptions {
   float lr = 0.02f, momentum = 0.9f, weight_decay = 5e-4f;
   uint64_t seed = 1;
   std::string mem_per_rank;
+  bool reproducible = false;
   std::string family = "any";
   std::string grid;               // one grid for every layer it fits
   std::string progress = "auto";  // auto | bar | lines | none
@@ -97,6 +98,13 @@ int run_train(const TrainCliOptions& o) {
   popt.layer = plan_options(PlanFlags{"train", "volume", "ib100-cpu", o.mem_per_rank}, world.size());
   popt.batch = o.batch;
   popt.family = parse_family(o.family);
+  if (o.reproducible) {
+    if (!o.mem_per_rank.empty()) throw InputError("--reproducible runs without --mem-per-rank (it does not stream)");
+    if (o.family != "any" && o.family != "data_parallel") {
+      throw InputError(fmt::format("--reproducible runs data-parallel grids; --family {} asks for others", o.family));
+    }
+    popt.family = GridFamily::data_parallel;
+  }
   const NetworkPlan plan = plan_network(net, popt);
   std::vector<LayerPlan> plans;
   for (const NetworkLayerPlan& l : plan.layers) plans.push_back(l.plan);
@@ -115,10 +123,12 @@ int run_train(const TrainCliOptions& o) {
   BatchSource train(data.train_images(), data.train_labels(), train_count, o.batch, o.seed, true);
   BatchSource test(data.test_images(), data.test_labels(), test_count, o.batch, o.seed, false);
 
-  DistNet dnet(net, plans, o.batch, world, o.seed);
+  DistNet dnet(net, plans, o.batch, world, o.seed, Backend::onednn,
+               o.reproducible ? Arithmetic::reproducible : Arithmetic::fast);
   if (root) {
-    fmt::print("convgrid train: {} on {} ranks, batch {}, {} training and {} test samples, seed {}\n",
-               net.name(), world.size(), o.batch, train_count, test_count, o.seed);
+    fmt::print("convgrid train: {} on {} ranks, batch {}, {} training and {} test samples, seed {}{}\n",
+               net.name(), world.size(), o.batch, train_count, test_count, o.seed,
+               o.reproducible ? ", reproducible arithmetic" : "");
     fmt::print("{:<10} {:<16} {:>8} {:>16}\n", "layer", "grid", "panels", "moved in (words)");
     for (const NetworkLayerPlan& l : plan.layers) {
       const size_t i = &l - plan.layers.data();
@@ -220,7 +230,8 @@ int run_train(const TrainCliOptions& o) {
   if (root && !o.json.empty()) {
     nlohmann::json j = {{"network", net.name()}, {"procs", world.size()}, {"batch", o.batch},
                         {"seed", o.seed}, {"lr", o.lr}, {"momentum", o.momentum},
-                        {"weight_decay", o.weight_decay}, {"train_samples", train_count},
+                        {"weight_decay", o.weight_decay},
+                        {"arithmetic", o.reproducible ? "reproducible" : "fast"}, {"train_samples", train_count},
                         {"test_samples", test_count}, {"layers", layers},
                         {"words_per_step", traffic}, {"peak_bytes_per_rank", peak_bytes},
                         {"largest_layer_plan_bytes", largest_layer_bytes}};
@@ -255,6 +266,8 @@ void add_train_command(CLI::App& app, Registry& registry) {
   sub->add_option("--weight-decay", o->weight_decay, "L2 weight decay")->capture_default_str();
   sub->add_option("--seed", o->seed, "seed of the initial weights and the data order")->capture_default_str();
   sub->add_option("--mem-per-rank", o->mem_per_rank, "memory limit per rank for the planner (e.g. 64MiB)");
+  sub->add_flag("--reproducible", o->reproducible,
+                "the same bits on any number of ranks: data-parallel grids, per-sample kernels, double sums");
   sub->add_option("--family", o->family, "grids: any (planner), data_parallel, batch_spatial, channel_filter")
       ->capture_default_str();
   sub->add_option("--grid", o->grid, "Pn,Pk,Pc,Ph,Pw for every layer it fits (the planner's grid elsewhere)");

@@ -21,6 +21,7 @@
 #include "convgrid/error.hpp"
 #include "convgrid/local_conv.hpp"
 #include "convgrid/memory.hpp"
+#include "kernel/fixed_order_fc.hpp"
 
 namespace convgrid {
 namespace {
@@ -551,6 +552,45 @@ TEST(KernelThreads, SetAndReadBack) {
   EXPECT_EQ(set_kernel_threads(1), 1);
   EXPECT_EQ(kernel_threads(), 1);
   EXPECT_EQ(set_kernel_threads(before), before);
+}
+
+
+// The fixed-order fully connected kernels (reproducible training): the reference's results, and
+// the same bits however the rows are split over calls.
+TEST(FixedOrderFc, MatchesReferenceAndIsTheSameInAnyRowChunks) {
+  const int64_t N = 13, C = 37, K = 5;  // C not a multiple of the 16 lanes: the tail is used
+  const ConvShape s = ConvShape::parse(fmt::format("N={},C={},H=1,W=1,K={},R=1,S=1", N, C, K));
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(N * C), w(K * C), dy(N * K);
+  for (auto* v : {&x, &w, &dy}) {
+    for (float& e : *v) e = u(rng);
+  }
+  std::vector<float> y(N * K), dx(N * C), ry(N * K), rdx(N * C), rdw(K * C);
+  std::vector<double> dw(K * C, 0.5);  // the kernel adds to what is there
+  fixed_order_fc_forward(N, C, K, x.data(), w.data(), y.data());
+  fixed_order_fc_backward_data(N, C, K, dy.data(), w.data(), dx.data());
+  fixed_order_fc_backward_weights_add(N, C, K, dy.data(), x.data(), dw.data());
+  reference::forward(s, x.data(), w.data(), nullptr, ry.data());
+  reference::backward_data(s, dy.data(), w.data(), rdx.data());
+  reference::backward_weights(s, dy.data(), x.data(), rdw.data(), nullptr);
+  for (int64_t i = 0; i < N * K; ++i) EXPECT_NEAR(y[i], ry[i], 1e-5f * (1 + std::abs(ry[i]))) << i;
+  for (int64_t i = 0; i < N * C; ++i) EXPECT_NEAR(dx[i], rdx[i], 1e-5f * (1 + std::abs(rdx[i]))) << i;
+  for (int64_t i = 0; i < K * C; ++i) EXPECT_NEAR(dw[i] - 0.5, rdw[i], 1e-5 * (1 + std::abs(rdw[i]))) << i;
+
+  // Rows 0-4 and 5-12 in two calls: the same bits.
+  const int64_t a = 5, b = N - a;
+  std::vector<float> y2(N * K), dx2(N * C);
+  std::vector<double> dw2(K * C, 0.5);
+  fixed_order_fc_forward(a, C, K, x.data(), w.data(), y2.data());
+  fixed_order_fc_forward(b, C, K, x.data() + a * C, w.data(), y2.data() + a * K);
+  fixed_order_fc_backward_data(a, C, K, dy.data(), w.data(), dx2.data());
+  fixed_order_fc_backward_data(b, C, K, dy.data() + a * K, w.data(), dx2.data() + a * C);
+  fixed_order_fc_backward_weights_add(a, C, K, dy.data(), x.data(), dw2.data());
+  fixed_order_fc_backward_weights_add(b, C, K, dy.data() + a * K, x.data() + a * C, dw2.data());
+  EXPECT_EQ(y2, y);
+  EXPECT_EQ(dx2, dx);
+  EXPECT_EQ(dw2, dw);
 }
 
 }  // namespace

@@ -15,8 +15,9 @@
 namespace convgrid {
 namespace {
 
-// Throws unless `buffer` holds exactly `expected` words.
-void check_size(std::span<const float> buffer, int64_t expected, const char* what) {
+// Throws unless `buffer` holds exactly `expected` elements.
+template <class T>
+void check_size(std::span<const T> buffer, int64_t expected, const char* what) {
   if (static_cast<int64_t>(buffer.size()) != expected) {
     throw Error(fmt::format("{} has {} words, expected {}", what, buffer.size(), expected));
   }
@@ -32,12 +33,13 @@ MpiParts all_gather_parts(const Communicator& comm, std::span<const float> send,
 }
 
 // The checked int counts of a reduce-scatter of `send` into `recv`.
-std::vector<int> reduce_scatter_counts(const Communicator& comm, std::span<const float> send,
-                                       std::span<float> recv, std::span<const int64_t> counts) {
+template <class T>
+std::vector<int> reduce_scatter_counts(const Communicator& comm, std::span<const T> send,
+                                       std::span<T> recv, std::span<const int64_t> counts) {
   std::vector<int> ints = to_mpi_counts(counts, comm.size(), "reduce_scatter");
   check_size(send, std::accumulate(counts.begin(), counts.end(), int64_t{0}),
              "reduce_scatter send");
-  check_size(recv, counts[comm.rank()], "reduce_scatter recv");
+  check_size(std::span<const T>(recv), counts[comm.rank()], "reduce_scatter recv");
   return ints;
 }
 
@@ -65,14 +67,30 @@ Request all_gather_v_async(const Communicator& comm, std::span<const float> send
   return Request(request, "MPI_Iallgatherv", std::move(p));
 }
 
+namespace {
+
+// MPI_Reduce_scatter of T (MPI type `type`, `words` words per element).
+template <class T>
+void reduce_scatter_of(const Communicator& comm, std::span<const T> send, std::span<T> recv,
+                       std::span<const int64_t> counts, MPI_Datatype type, int64_t words,
+                       TrafficCounter& traffic) {
+  std::vector<int> ints = reduce_scatter_counts(comm, send, recv, counts);
+  check_mpi(MPI_Reduce_scatter(send.data(), recv.data(), ints.data(), type, MPI_SUM, comm.raw()),
+            "MPI_Reduce_scatter");
+  traffic.collective(CommKind::reduce_scatter, comm.size(),
+                     words * reduce_scatter_words(comm.size(), counts[comm.rank()]));
+}
+
+}  // namespace
+
 void reduce_scatter(const Communicator& comm, std::span<const float> send, std::span<float> recv,
                     std::span<const int64_t> counts, TrafficCounter& traffic) {
-  std::vector<int> ints = reduce_scatter_counts(comm, send, recv, counts);
-  check_mpi(
-      MPI_Reduce_scatter(send.data(), recv.data(), ints.data(), MPI_FLOAT, MPI_SUM, comm.raw()),
-      "MPI_Reduce_scatter");
-  traffic.collective(CommKind::reduce_scatter, comm.size(),
-                     reduce_scatter_words(comm.size(), counts[comm.rank()]));
+  reduce_scatter_of(comm, send, recv, counts, MPI_FLOAT, 1, traffic);
+}
+
+void reduce_scatter(const Communicator& comm, std::span<const double> send, std::span<double> recv,
+                    std::span<const int64_t> counts, TrafficCounter& traffic) {
+  reduce_scatter_of(comm, send, recv, counts, MPI_DOUBLE, 2, traffic);
 }
 
 Request reduce_scatter_async(const Communicator& comm, std::span<const float> send,
@@ -117,6 +135,14 @@ void all_reduce(const Communicator& comm, std::span<float> data, MPI_Op op, Traf
 
 void all_reduce_sum(const Communicator& comm, std::span<float> data, TrafficCounter& traffic) {
   all_reduce(comm, data, MPI_SUM, traffic);
+}
+
+void all_reduce_sum(const Communicator& comm, std::span<double> data, TrafficCounter& traffic) {
+  const int count = to_mpi_count(static_cast<int64_t>(data.size()), "all_reduce count");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, data.data(), count, MPI_DOUBLE, MPI_SUM, comm.raw()),
+            "MPI_Allreduce");
+  traffic.collective(CommKind::all_reduce, comm.size(),
+                     2 * all_reduce_words(count, comm.size(), comm.rank()));
 }
 
 void all_reduce_max(const Communicator& comm, std::span<float> data, TrafficCounter& traffic) {

@@ -40,6 +40,10 @@ Request reduce_scatter_async(const Communicator& comm, std::span<const float> se
                              std::span<float> recv, std::span<const int64_t> counts,
                              TrafficCounter& traffic);
 
+// The same in double precision (the sums of reproducible training): a double counts as two words.
+void reduce_scatter(const Communicator& comm, std::span<const double> send, std::span<double> recv,
+                    std::span<const int64_t> counts, TrafficCounter& traffic);
+
 // MPI_Alltoallv: send[send_displs[i] ...] (send_counts[i] words) goes to rank i, and what rank i
 // sends here lands at recv[recv_displs[i] ...] (recv_counts[i] words).
 void all_to_all_v(const Communicator& comm, std::span<const float> send,
@@ -49,6 +53,8 @@ void all_to_all_v(const Communicator& comm, std::span<const float> send,
 
 // MPI_Allreduce with MPI_SUM, in place: every rank ends with the element-wise sum of `data`.
 void all_reduce_sum(const Communicator& comm, std::span<float> data, TrafficCounter& traffic);
+// The same in double precision: a double counts as two words.
+void all_reduce_sum(const Communicator& comm, std::span<double> data, TrafficCounter& traffic);
 // The same with MPI_MAX and MPI_MIN (counted like all_reduce_sum).
 void all_reduce_max(const Communicator& comm, std::span<float> data, TrafficCounter& traffic);
 void all_reduce_min(const Communicator& comm, std::span<float> data, TrafficCounter& traffic);

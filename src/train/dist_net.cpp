@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "algo/grid_conv.hpp"
+#include "algo/reproducible_conv.hpp"
 #include "algo/streamed_conv.hpp"
 #include "comm/collectives.hpp"
 #include "convgrid/error.hpp"
@@ -34,6 +36,8 @@ struct DistNet::Stage {
   std::unique_ptr<ProcessGrid> grid;
   std::unique_ptr<GridConv> grid_conv;
   std::unique_ptr<StreamedConv> streamed_conv;
+  std::unique_ptr<ReproducibleConv> reproducible_conv;
+  Buffer dbias_sum;  // K doubles (reproducible arithmetic)
   std::unique_ptr<BoxExchange> in_exchange;  // none for the first layer (the loader fills `in`)
   size_t compute_index = 0;
   float* in = nullptr;    // the layer's In slice (the exchange's wanted storage, or prev's)
@@ -50,10 +54,14 @@ struct DistNet::Stage {
   Buffer region_buf, dregion_buf;
   std::vector<int32_t> argmax;
 
-  const LayerLayout& layout() const { return grid_conv ? grid_conv->layout() : streamed_conv->layout(); }
+  const LayerLayout& layout() const {
+    return grid_conv ? grid_conv->layout() : streamed_conv ? streamed_conv->layout() : reproducible_conv->layout();
+  }
 
   void conv_forward(const float* input, const float* weights, float* output, TrafficCounter& t) {
-    if (grid_conv) {
+    if (reproducible_conv) {
+      reproducible_conv->forward(input, weights, output, t);
+    } else if (grid_conv) {
       grid_conv->new_step();
       grid_conv->forward(input, weights, output, t);
     } else {
@@ -61,11 +69,13 @@ struct DistNet::Stage {
     }
   }
   void conv_backward_data(const float* g, const float* weights, float* dinput, TrafficCounter& t) {
-    if (grid_conv) grid_conv->backward_data(g, weights, dinput, t);
+    if (reproducible_conv) reproducible_conv->backward_data(g, dinput);
+    else if (grid_conv) grid_conv->backward_data(g, weights, dinput, t);
     else streamed_conv->backward_data(g, weights, dinput, t);
   }
   void conv_backward_weights(const float* g, const float* input, float* dweights, TrafficCounter& t) {
-    if (grid_conv) grid_conv->backward_weights(g, input, dweights, t);
+    if (reproducible_conv) reproducible_conv->backward_weights(g, input, dweights, t);
+    else if (grid_conv) grid_conv->backward_weights(g, input, dweights, t);
     else streamed_conv->backward_weights(g, input, dweights, t);
   }
 };
@@ -116,7 +126,7 @@ void check_supported(const Network& net) {
 }  // namespace
 
 DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_t batch,
-                 const Communicator& world, uint64_t seed, Backend backend)
+                 const Communicator& world, uint64_t seed, Backend backend, Arithmetic arithmetic)
     : world_(world), batch_(batch) {
   check_supported(net);
   const std::vector<ComputeLayer> compute = net.compute_layers();
@@ -148,7 +158,13 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
         }
         s.compute_index = ci;
         s.grid = std::make_unique<ProcessGrid>(plan.grid, world);
-        if (plan.panels > 0) {
+        if (arithmetic == Arithmetic::reproducible) {
+          if (plan.panels > 0) {
+            throw InputError(fmt::format("layer '{}': reproducible arithmetic does not stream (plan of {} panels)",
+                                         layer.name, plan.panels));
+          }
+          s.reproducible_conv = std::make_unique<ReproducibleConv>(shape, *s.grid, backend);
+        } else if (plan.panels > 0) {
           StreamOptions o;
           o.panels = plan.panels;
           s.streamed_conv = std::make_unique<StreamedConv>(shape, *s.grid, o, backend);
@@ -198,6 +214,7 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
           const Box4 bbox{{Range{0, shape.K}, Range{0, 1}, Range{0, 1}, Range{0, 1}}};
           s.bias = Buffer(shape.K);
           s.dbias = Buffer(shape.K);
+          if (s.reproducible_conv) s.dbias_sum = Buffer(2 * shape.K);
           fill_seeded(Slice::whole(bbox), bbox, lseed, TensorStream::bias, s.bias.data());
           for (int64_t i = 0; i < shape.K; ++i) s.bias[i] *= bound;
           params_.push_back({layer.name + ".bias", bbox, Slice::whole(bbox), true, s.bias.span(),
@@ -304,7 +321,13 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
     switch (s.kind) {
       case LayerKind::conv:
       case LayerKind::fully_connected: {
-        if (s.has_bias) {
+        if (s.has_bias && s.reproducible_conv) {  // per-plane sums added up in double
+          const std::span<double> sum(reinterpret_cast<double*>(s.dbias_sum.data()), s.dbias.size());
+          std::fill(sum.begin(), sum.end(), 0.0);
+          accumulate_bias_grad(s.out_slice, s.dout, sum.data());
+          all_reduce_sum(world_, sum, traffic_.reductions);
+          for (size_t k = 0; k < sum.size(); ++k) s.dbias[static_cast<int64_t>(k)] = static_cast<float>(sum[k]);
+        } else if (s.has_bias) {
           s.dbias.fill(0.0f);
           accumulate_bias_grad(s.out_slice, s.dout, s.dbias.data());
           all_reduce_sum(world_, s.dbias.span(), traffic_.reductions);

@@ -11,11 +11,13 @@
 //   redistribution  In of each compute layer from the previous activation's spread, and dIn back
 //                   (model/redistribution: equal to the planner's edges)
 //   pooling         window halos of pooling layers, and their gradients back
-//   reductions      bias gradients (all-reduce of K over all ranks) and the loss's reductions
+//   reductions      bias gradients (all-reduce of K over all ranks; K doubles when reproducible)
+//                   and the loss's reductions
 //
 // Parameters are sharded: a layer's weights are its grid's at-rest Ker slices (each element on
 // one rank), biases are replicated (K values, all-reduced gradients, identical updates). Initial
 // values depend on the seed only, not on the grid or the number of ranks.
+// With Arithmetic::reproducible every plan must be data-parallel (P,1,1,1,1, not streamed).
 // Supported: a chain of layers (no `input` or `residual` references) whose first layer is a
 // convolution or fully connected layer (a flatten may come first) and whose last is the loss.
 #pragma once
@@ -47,6 +49,12 @@ struct ParamShard {
   std::span<float> value, grad;
 };
 
+// How the layers add up: `fast` runs each layer's planned grid with oneDNN on whole blocks (sums
+// over ranks and blocks in whatever order the grid gives); `reproducible` runs every compute
+// layer data-parallel with per-sample kernels and double-precision sums over samples
+// (algo/reproducible_conv.hpp), so that a run gives the same bits on any number of ranks.
+enum class Arithmetic { fast, reproducible };
+
 struct NetTraffic {
   TrafficCounter conv, redistribution, pooling, reductions;
 };
@@ -56,7 +64,8 @@ class DistNet {
   // `plans` holds one LayerPlan per compute layer, in order (NetworkPlan::layers' plans). Throws
   // InputError for a network this class does not run (see above) or plans that do not match it.
   DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_t batch,
-          const Communicator& world, uint64_t seed, Backend backend = Backend::onednn);
+          const Communicator& world, uint64_t seed, Backend backend = Backend::onednn,
+          Arithmetic arithmetic = Arithmetic::fast);
   ~DistNet();
   DistNet(const DistNet&) = delete;
   DistNet& operator=(const DistNet&) = delete;

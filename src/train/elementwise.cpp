@@ -19,7 +19,10 @@ void add_bias(const Slice& slice, const float* bias, float* out) {
   });
 }
 
-void accumulate_bias_grad(const Slice& slice, const float* dout, float* dbias) {
+namespace {
+
+template <class Acc>
+void accumulate_bias_grad_into(const Slice& slice, const float* dout, Acc* dbias) {
   for_each_plane_run(slice, [&](int64_t, int64_t c, int64_t off, int64_t len) {
     // Eight partial sums (the compiler vectorises them), added in a fixed order.
     float part[8] = {};
@@ -33,6 +36,16 @@ void accumulate_bias_grad(const Slice& slice, const float* dout, float* dbias) {
     for (int j = 0; j < 8; ++j) sum += part[j];
     dbias[c] += sum;
   });
+}
+
+}  // namespace
+
+void accumulate_bias_grad(const Slice& slice, const float* dout, float* dbias) {
+  accumulate_bias_grad_into(slice, dout, dbias);
+}
+
+void accumulate_bias_grad(const Slice& slice, const float* dout, double* dbias) {
+  accumulate_bias_grad_into(slice, dout, dbias);
 }
 
 }  // namespace convgrid

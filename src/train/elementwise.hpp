@@ -18,5 +18,8 @@ void relu_backward(const float* y, float* grad, int64_t n);
 void add_bias(const Slice& slice, const float* bias, float* out);
 // dbias[channel] += sum of dout over the slice's elements of that channel.
 void accumulate_bias_grad(const Slice& slice, const float* dout, float* dbias);
+// The same added up in double: each plane run's sum is formed in float as above, so when every
+// plane is one run (no row or column split) the result is the same whatever the order of the planes.
+void accumulate_bias_grad(const Slice& slice, const float* dout, double* dbias);
 
 }  // namespace convgrid

@@ -6,6 +6,7 @@
 #    byte for byte, as an uninterrupted run, also when its newest checkpoint is corrupt (refused
 #    with a message, the previous one used); the checkpoint loads at another rank count;
 #  - under --mem-per-rank the streamed layers give the same losses;
+#  - with --reproducible the first 50 losses at 2, 3 and 4 ranks are the one-rank run's exactly;
 #  - bad input: missing data, a file that is not IDX, a bad grid, --resume without a directory.
 source "$(dirname "$0")/lib.bash"
 cli_init "$@"
@@ -13,17 +14,18 @@ cli_init "$@"
 base=(train --test-samples 128 --batch 32 --threads 1 --progress lines --seed 3 --lr 0.01)
 common=("${base[@]}" --train-samples 640)
 
-# losses_match A.json B.json STEPS: the first STEPS losses agree within 1e-4 relative.
+# losses_match A.json B.json STEPS [LIMIT]: the first STEPS losses agree within LIMIT relative
+# (1e-4 unless given; 0: the same numbers).
 losses_match() {
-  "$PYTHON" - "$1" "$2" "$3" <<'PY' || fail "$2: losses differ from $1"
+  "$PYTHON" - "$1" "$2" "$3" "${4:-1e-4}" <<'PY' || fail "$2: losses differ from $1"
 import json, sys
 a = json.load(open(sys.argv[1]))["steps"]
 b = json.load(open(sys.argv[2]))["steps"]
-n = int(sys.argv[3])
+n, limit = int(sys.argv[3]), float(sys.argv[4])
 assert len(a) >= n and len(b) >= n, (len(a), len(b))
 worst = max(abs(x["loss"] - y["loss"]) / abs(x["loss"]) for x, y in zip(a[:n], b[:n]))
 print(f"{sys.argv[2]}: largest relative difference over {n} steps {worst:.2e}")
-sys.exit(0 if worst <= 1e-4 else 1)
+sys.exit(0 if worst <= limit else 1)
 PY
 }
 
@@ -57,6 +59,20 @@ assert peak >= layer, (peak, layer)
 PY
 grep -q "^memory per rank (busiest): peak .* bounds each layer's plan, not the job" mem.txt ||
   fail "no memory line: $(cat mem.txt)"
+
+# Reproducible arithmetic: the first 50 losses at 2, 3 and 4 ranks are the one-rank run's, to the
+# last bit; a grid that splits more than samples is refused.
+repro=("${base[@]}" --train-samples 1600 --reproducible --log-steps)
+run_one "${repro[@]}" --json r1.json > r1.txt || fail "one-rank reproducible training failed: $(cat r1.txt)"
+grep -q ", reproducible arithmetic$" r1.txt || fail "no reproducible header: $(head -1 r1.txt)"
+for np in 2 3 4; do
+  run_mpi "$np" "${repro[@]}" --json "r$np.json" > "r$np.txt" || fail "reproducible np $np failed: $(cat "r$np.txt")"
+  losses_match r1.json "r$np.json" 50 0
+done
+status=0
+run_mpi 2 "${repro[@]}" --grid 1,1,1,2,1 > rgrid.txt 2>&1 || status=$?
+[[ $status -ne 0 ]] || fail "--reproducible ran a grid that splits rows"
+grep -q "reproducible arithmetic splits samples only; grid 1,1,1,2,1" rgrid.txt || fail "no grid error: $(cat rgrid.txt)"
 
 # Checkpoints: an uninterrupted run, then one killed at step 7 and resumed.
 ck=(--train-samples 256 --epochs 2 --checkpoint-every 3)
@@ -100,4 +116,6 @@ cat > branchy.json <<'JSON'
 JSON
 expect_fail_with "training runs chains of layers only" train --network branchy.json
 expect_fail_with "the smallest limit that works for the whole network is" train --mem-per-rank 2MiB
+expect_fail_with "--reproducible runs without --mem-per-rank" train --reproducible --mem-per-rank 64MiB
+expect_fail_with "--reproducible runs data-parallel grids; --family channel_filter" train --reproducible --family channel_filter
 echo "train: ok"

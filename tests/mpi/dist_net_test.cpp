@@ -2,7 +2,8 @@
 // padded max pooling, average pooling, flatten, fully connected, softmax cross-entropy) on many
 // grids gives the loss and every parameter gradient of the same network on one rank (within
 // float rounding), the redistributions move exactly the words of the model on every rank, and
-// the one-rank gradients agree with central finite differences of the loss.
+// the one-rank gradients agree with central finite differences of the loss. With reproducible
+// arithmetic, data-parallel grids give the one-rank run's bits.
 #include <mpi.h>
 
 #include <fmt/format.h>
@@ -12,7 +13,10 @@
 #include <cmath>
 #include <vector>
 
+#include "algo/reproducible_conv.hpp"
 #include "comm/communicator.hpp"
+#include "convgrid/error.hpp"
+#include "grid/process_grid.hpp"
 #include "io/seeded_tensor.hpp"
 #include "layout/grid_dims.hpp"
 #include "plan/network_planner.hpp"
@@ -57,13 +61,13 @@ Network small_net() {
   return net;
 }
 
-std::vector<LayerPlan> plans_on(const Network& net, const std::vector<GridDims>& grids) {
+std::vector<LayerPlan> plans_on(const Network& net, const std::vector<GridDims>& grids, int64_t batch = kBatch) {
   std::vector<LayerPlan> plans;
   PlanOptions o;
   o.procs = grids.front().size();
   size_t i = 0;
   for (const ComputeLayer& c : net.compute_layers()) {
-    plans.push_back(evaluate_grid(conv_shape(net.layers()[c.layer], kBatch), grids[i++], o));
+    plans.push_back(evaluate_grid(conv_shape(net.layers()[c.layer], batch), grids[i++], o));
   }
   return plans;
 }
@@ -153,6 +157,66 @@ TEST(DistNet, PlannerGridsMoveThePlannersWords) {
     MPI_Allreduce(MPI_IN_PLACE, &fwd, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &bwd, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
     EXPECT_EQ(fwd + bwd, plan.layers[i].redistribution_words()) << plan.layers[i].name;
+  }
+}
+
+// Reproducible arithmetic: the data-parallel grid of every rank count gives the one-rank run's
+// loss and gradients bit for bit, over two steps with the weights moved in between, and the conv
+// layers receive exactly the words ReproducibleConv models, on every rank.
+TEST(DistNet, ReproducibleArithmeticGivesTheOneRankBits) {
+  constexpr int64_t kSamples = 8;  // a sample for every rank of the suite's counts (up to 8)
+  Communicator world = Communicator::world();
+  Communicator self = world.split(world.rank(), 0);
+  const Network net = small_net();
+  const int64_t P = world.size();
+  std::vector<int32_t> labels(kSamples);
+  std::vector<float> weights(kSamples, 1.0f);
+  for (int64_t i = 0; i < kSamples; ++i) labels[i] = static_cast<int32_t>((3 * i + 1) % 5);
+  weights.back() = 0.0f;  // a padding sample
+  const auto run = [&](DistNet& d) {
+    fill_seeded(d.input_slice(), d.input_tensor(), kSeed, TensorStream::input, d.input());
+    return d.step(labels, weights, true);
+  };
+  const GridDims one{}, data{P, 1, 1, 1, 1};
+  DistNet ref(net, plans_on(net, {one, one, one}, kSamples), kSamples, self, kSeed, Backend::onednn,
+              Arithmetic::reproducible);
+  DistNet d(net, plans_on(net, {data, data, data}, kSamples), kSamples, world, kSeed, Backend::onednn,
+            Arithmetic::reproducible);
+  for (int step = 0; step < 2; ++step) {
+    SCOPED_TRACE(fmt::format("step {}", step));
+    d.traffic().conv.reset();
+    const XentResult want = run(ref), got = run(d);
+    ASSERT_GT(want.loss, 0.5);
+    EXPECT_EQ(got.loss, want.loss);
+    EXPECT_EQ(got.correct, want.correct);
+    ASSERT_EQ(d.params().size(), ref.params().size());
+    for (size_t p = 0; p < d.params().size(); ++p) {
+      ParamShard& mine = d.params()[p];
+      const ParamShard& whole = ref.params()[p];
+      for_each_run(mine.slice, [&](int64_t a, int64_t b, int64_t c, int64_t d0, int64_t d1, int64_t off) {
+        for (int64_t i = 0; i < d1 - d0; ++i) {
+          EXPECT_EQ(mine.grad[off + i], whole.grad[whole.global.offset(a, b, c, d0 + i)]) << mine.name;
+        }
+      });
+    }
+    for (auto* net_of : {&ref, &d}) {  // the same plain step on both
+      for (ParamShard& p : net_of->params()) {
+        for (size_t i = 0; i < p.value.size(); ++i) p.value[i] -= 0.5f * p.grad[i];
+      }
+    }
+  }
+  int64_t modelled = 0;
+  for (const ComputeLayer& c : net.compute_layers()) {
+    const ProcessGrid grid(data, world);
+    const ReproducibleConv conv(conv_shape(net.layers()[c.layer], kSamples), grid);
+    modelled += conv.modelled_words(Pass::forward) + conv.modelled_words(Pass::backward_weights);
+  }
+  EXPECT_EQ(d.traffic().conv.traffic().words(), modelled);
+  if (P > 1) {  // a grid that splits more than samples is refused
+    const GridDims rows{1, 1, 1, P, 1};
+    EXPECT_THROW(DistNet(net, plans_on(net, {rows, data, data}, kSamples), kSamples, world, kSeed, Backend::onednn,
+                         Arithmetic::reproducible),
+                 InputError);
   }
 }
 
