@@ -29,8 +29,10 @@ ReproducibleConv::ReproducibleConv(const ConvShape& shape, const ProcessGrid& gr
     : grid_(grid), layout_(shape, grid.dims()), whole_(shape) {
   const GridDims& d = grid.dims();
   if (d.Pk != 1 || d.Pc != 1 || d.Ph != 1 || d.Pw != 1) {
-    throw InputError(fmt::format("reproducible arithmetic splits samples only; grid {} splits more "
-                                 "(layer {})", d.to_string(), shape.to_string()));
+    throw InputError(
+        fmt::format("reproducible arithmetic splits samples only; grid {} splits more "
+                    "(layer {})",
+                    d.to_string(), shape.to_string()));
   }
   const GridCoord g = grid.coord();
   samples_ = layout_.in_slice(g).box.extent(0);
@@ -66,7 +68,8 @@ int64_t ReproducibleConv::modelled_words(Pass p) const {
   return 0;
 }
 
-void ReproducibleConv::forward(const float* in, const float* ker, float* out, TrafficCounter& traffic) {
+void ReproducibleConv::forward(const float* in, const float* ker, float* out,
+                               TrafficCounter& traffic) {
   ker_local_ = ker;
   if (grid_.dims().nhw_size() > 1) {
     const int64_t me = grid_.dims().nhw_index(grid_.coord());
@@ -107,7 +110,8 @@ void ReproducibleConv::backward_weights(const float* dout, const float* in, floa
     if (sample_dker_.size() < total) sample_dker_ = Buffer(total);
     const float* one = sample_dker_.data();
     for (int64_t n = 0; n < samples_; ++n) {
-      local_->backward_weights(dout + n * out_sample_, in + n * in_sample_, sample_dker_.data(), nullptr);
+      local_->backward_weights(dout + n * out_sample_, in + n * in_sample_, sample_dker_.data(),
+                               nullptr);
       for (int64_t i = 0; i < total; ++i) sum[i] += one[i];
     }
   }

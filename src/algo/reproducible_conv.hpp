@@ -31,7 +31,8 @@ namespace convgrid {
 class ReproducibleConv {
  public:
   // Throws InputError unless the grid splits samples only.
-  ReproducibleConv(const ConvShape& shape, const ProcessGrid& grid, Backend backend = Backend::onednn);
+  ReproducibleConv(const ConvShape& shape, const ProcessGrid& grid,
+                   Backend backend = Backend::onednn);
 
   const LayerLayout& layout() const { return layout_; }
   // The words this rank receives in pass p (as TrafficCounter counts them).
@@ -48,9 +49,9 @@ class ReproducibleConv {
   const ProcessGrid& grid_;
   LayerLayout layout_;
   ConvShape whole_;
-  int64_t samples_ = 0;  // this rank's
+  int64_t samples_ = 0;                     // this rank's
   int64_t in_sample_ = 0, out_sample_ = 0;  // floats of one sample
-  std::unique_ptr<LocalConv> local_;  // one sample per call (convolutions)
+  std::unique_ptr<LocalConv> local_;        // one sample per call (convolutions)
   std::vector<int64_t> ker_counts_, ker_displs_;
   Buffer ker_block_, sample_dker_, dker_sum_, dker_mine_;  // the last two hold doubles
   const float* ker_local_ = nullptr;

@@ -38,7 +38,8 @@ inline void add_scaled(T* a, T g, const float* x, int64_t n) {
 
 }  // namespace
 
-CONVGRID_VECTOR_CLONES void fixed_order_fc_forward(int64_t N, int64_t C, int64_t K, const float* x, const float* w, float* y) {
+CONVGRID_VECTOR_CLONES void fixed_order_fc_forward(int64_t N, int64_t C, int64_t K, const float* x,
+                                                   const float* w, float* y) {
   for (int64_t n0 = 0; n0 < N; n0 += kRowBlock) {
     const int64_t n1 = std::min(N, n0 + kRowBlock);
     for (int64_t k = 0; k < K; ++k) {
@@ -47,7 +48,9 @@ CONVGRID_VECTOR_CLONES void fixed_order_fc_forward(int64_t N, int64_t C, int64_t
   }
 }
 
-CONVGRID_VECTOR_CLONES void fixed_order_fc_backward_data(int64_t N, int64_t C, int64_t K, const float* dy, const float* w, float* dx) {
+CONVGRID_VECTOR_CLONES void fixed_order_fc_backward_data(int64_t N, int64_t C, int64_t K,
+                                                         const float* dy, const float* w,
+                                                         float* dx) {
   std::fill(dx, dx + N * C, 0.0f);
   for (int64_t n0 = 0; n0 < N; n0 += kRowBlock) {
     const int64_t n1 = std::min(N, n0 + kRowBlock);
@@ -57,12 +60,14 @@ CONVGRID_VECTOR_CLONES void fixed_order_fc_backward_data(int64_t N, int64_t C, i
   }
 }
 
-CONVGRID_VECTOR_CLONES void fixed_order_fc_backward_weights_add(int64_t N, int64_t C, int64_t K, const float* dy, const float* x,
-                                         double* acc) {
+CONVGRID_VECTOR_CLONES void fixed_order_fc_backward_weights_add(int64_t N, int64_t C, int64_t K,
+                                                                const float* dy, const float* x,
+                                                                double* acc) {
   for (int64_t k0 = 0; k0 < K; k0 += kRowBlock) {
     const int64_t k1 = std::min(K, k0 + kRowBlock);
     for (int64_t n = 0; n < N; ++n) {
-      for (int64_t k = k0; k < k1; ++k) add_scaled(acc + k * C, static_cast<double>(dy[n * K + k]), x + n * C, C);
+      for (int64_t k = k0; k < k1; ++k)
+        add_scaled(acc + k * C, static_cast<double>(dy[n * K + k]), x + n * C, C);
     }
   }
 }

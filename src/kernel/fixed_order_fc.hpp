@@ -11,11 +11,13 @@
 namespace convgrid {
 
 // y[n][k] = sum over c of x[n][c] w[k][c]: sixteen float partial sums over c, then added pairwise.
-void fixed_order_fc_forward(int64_t N, int64_t C, int64_t K, const float* x, const float* w, float* y);
+void fixed_order_fc_forward(int64_t N, int64_t C, int64_t K, const float* x, const float* w,
+                            float* y);
 // dx[n][c] = sum over k, in order, of dy[n][k] w[k][c].
-void fixed_order_fc_backward_data(int64_t N, int64_t C, int64_t K, const float* dy, const float* w, float* dx);
+void fixed_order_fc_backward_data(int64_t N, int64_t C, int64_t K, const float* dy, const float* w,
+                                  float* dx);
 // acc[k][c] += sum over n, in order, of dy[n][k] x[n][c], in double (each product is exact).
-void fixed_order_fc_backward_weights_add(int64_t N, int64_t C, int64_t K, const float* dy, const float* x,
-                                         double* acc);
+void fixed_order_fc_backward_weights_add(int64_t N, int64_t C, int64_t K, const float* dy,
+                                         const float* x, double* acc);
 
 }  // namespace convgrid
