@@ -29,10 +29,13 @@ ReproducibleConv::ReproducibleConv(const ConvShape& shape, const ProcessGrid& gr
     : grid_(grid), layout_(shape, grid.dims()), whole_(shape) {
   const GridDims& d = grid.dims();
   if (d.Pk != 1 || d.Pc != 1 || d.Ph != 1 || d.Pw != 1) {
-    throw InputError(
-        fmt::format("reproducible arithmetic splits samples only; grid {} splits more "
-                    "(layer {})",
-                    d.to_string(), shape.to_string()));
+    throw InputError(fmt::format(
+        "reproducible arithmetic splits samples only; grid {} splits more "
+        "(layer {}){}",
+        d.to_string(), shape.to_string(),
+        shape.N < d.size() ? fmt::format(": a batch of {} cannot give each of {} ranks a sample",
+                                         shape.N, d.size())
+                           : ""));
   }
   const GridCoord g = grid.coord();
   samples_ = layout_.in_slice(g).box.extent(0);

@@ -73,6 +73,10 @@ status=0
 run_mpi 2 "${repro[@]}" --grid 1,1,1,2,1 > rgrid.txt 2>&1 || status=$?
 [[ $status -ne 0 ]] || fail "--reproducible ran a grid that splits rows"
 grep -q "reproducible arithmetic splits samples only; grid 1,1,1,2,1" rgrid.txt || fail "no grid error: $(cat rgrid.txt)"
+status=0
+run_mpi 2 train --batch 1 --train-samples 16 --test-samples 8 --threads 1 --reproducible > rbatch.txt 2>&1 || status=$?
+[[ $status -ne 0 ]] || fail "--reproducible ran a batch of 1 on 2 ranks"
+grep -q "a batch of 1 cannot give each of 2 ranks a sample" rbatch.txt || fail "no batch error: $(cat rbatch.txt)"
 
 # Checkpoints: an uninterrupted run, then one killed at step 7 and resumed.
 ck=(--train-samples 256 --epochs 2 --checkpoint-every 3)
