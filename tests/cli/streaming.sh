@@ -55,6 +55,7 @@ r = rows[0]
 for key in ("step_s", "comm_alone_s", "compute_s", "one_rank_step_s"):
     assert r[key] > 0, key
 assert abs(r["step_over_max"] - r["step_s"] / max(r["comm_alone_s"], r["compute_s"])) < 1e-9
+assert abs(r["exposed_s"] - (r["step_s"] - r["compute_s"])) < 1e-9
 PY
 
 expect_fail_with "--panels -2" conv --shape "$shape" --panels -2
