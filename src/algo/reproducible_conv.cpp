@@ -49,6 +49,7 @@ ReproducibleConv::ReproducibleConv(const ConvShape& shape, const ProcessGrid& gr
   const FibreSlices f(layout_, g);
   ker_counts_ = f.ker_size;
   for (const Slice& k : f.ker) ker_displs_.push_back(k.flat.begin);
+  ker_total_ = std::accumulate(ker_counts_.begin(), ker_counts_.end(), int64_t{0});
 }
 
 bool ReproducibleConv::fully_connected() const {
@@ -59,10 +60,9 @@ bool ReproducibleConv::fully_connected() const {
 int64_t ReproducibleConv::modelled_words(Pass p) const {
   const int q = grid_.nhw_fibre().size();
   const int64_t me = grid_.dims().nhw_index(grid_.coord());
-  const int64_t total = std::accumulate(ker_counts_.begin(), ker_counts_.end(), int64_t{0});
   switch (p) {
     case Pass::forward:
-      return total - ker_counts_[me];
+      return ker_total_ - ker_counts_[me];
     case Pass::backward_data:
       return 0;
     case Pass::backward_weights:
@@ -76,10 +76,10 @@ void ReproducibleConv::forward(const float* in, const float* ker, float* out,
   ker_local_ = ker;
   if (grid_.dims().nhw_size() > 1) {
     const int64_t me = grid_.dims().nhw_index(grid_.coord());
-    const int64_t total = std::accumulate(ker_counts_.begin(), ker_counts_.end(), int64_t{0});
-    if (ker_block_.size() < total) ker_block_ = Buffer(total);
+    if (ker_block_.size() < ker_total_) ker_block_ = Buffer(ker_total_);
     all_gather_v(grid_.nhw_fibre(), std::span<const float>(ker, ker_counts_[me]),
-                 std::span<float>(ker_block_.data(), total), ker_counts_, ker_displs_, traffic);
+                 std::span<float>(ker_block_.data(), ker_total_), ker_counts_, ker_displs_,
+                 traffic);
     ker_local_ = ker_block_.data();
   }
   if (fully_connected()) {
@@ -104,7 +104,7 @@ void ReproducibleConv::backward_data(const float* dout, float* din) {
 
 void ReproducibleConv::backward_weights(const float* dout, const float* in, float* dker,
                                         TrafficCounter& traffic) {
-  const int64_t total = std::accumulate(ker_counts_.begin(), ker_counts_.end(), int64_t{0});
+  const int64_t total = ker_total_;
   double* sum = doubles(dker_sum_, total);
   std::fill(sum, sum + total, 0.0);
   if (fully_connected()) {
@@ -117,6 +117,10 @@ void ReproducibleConv::backward_weights(const float* dout, const float* in, floa
                                nullptr);
       for (int64_t i = 0; i < total; ++i) sum[i] += one[i];
     }
+  }
+  if (grid_.dims().nhw_size() == 1) {  // the sum is the finished gradient: no reduction
+    for (int64_t i = 0; i < total; ++i) dker[i] = static_cast<float>(sum[i]);
+    return;
   }
   const int64_t me = grid_.dims().nhw_index(grid_.coord());
   double* mine = doubles(dker_mine_, std::max<int64_t>(ker_counts_[me], 1));

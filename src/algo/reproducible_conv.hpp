@@ -53,6 +53,7 @@ class ReproducibleConv {
   int64_t in_sample_ = 0, out_sample_ = 0;  // floats of one sample
   std::unique_ptr<LocalConv> local_;        // one sample per call (convolutions)
   std::vector<int64_t> ker_counts_, ker_displs_;
+  int64_t ker_total_ = 0;                                  // the whole Ker
   Buffer ker_block_, sample_dker_, dker_sum_, dker_mine_;  // the last two hold doubles
   const float* ker_local_ = nullptr;
 };

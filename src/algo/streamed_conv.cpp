@@ -91,7 +91,8 @@ StreamedConv::StreamedConv(const ConvShape& shape, const ProcessGrid& grid, Stre
   ker_slices_ = f.ker;
   ker_counts_ = f.ker_size;
   input_in_place_ = layout_.input_in_place(g);
-  halo_free_ = halo_recv_.empty() && halo_send_.empty() && in_needed_box_ == in_block_box_;
+  strided_ok_ = backend_ == Backend::onednn;
+  strided_in_ok_ = strided_ok_ && halo_recv_.empty() && halo_send_.empty() && in_needed_box_ == in_block_box_;
 }
 
 std::vector<Range> StreamedConv::panels(Pass p) const {
@@ -244,12 +245,11 @@ void StreamedConv::forward(const float* in, const float* ker, float* out, Traffi
   if (in_slice_order) std::fill(acc, acc + out_box_.volume(), 0.0f);
   const std::vector<int64_t> displs = prefix(out_counts_);
   std::vector<Gather> gin, gker;
-  const bool onednn = backend_ == Backend::onednn;
   for (const Range& p : ps) {
     gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), with(in_block_box_, 1, p), g.k,
-                              onednn && halo_free_));
+                              strided_in_ok_));
     gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, with(ker_box_, 1, p), d.nhw_index(g),
-                               onednn));
+                               strided_ok_));
   }
   stream(gin, in, gker, ker, /*haloed=*/true, traffic, [&](size_t i, std::vector<Request>& next) {
     const float* needed = needed_input_;
@@ -297,11 +297,10 @@ void StreamedConv::backward_data(const float* dout, const float* ker, float* din
   if (in_slice_order) std::fill(acc, acc + in_needed_box_.volume(), 0.0f);
   const std::vector<int64_t> displs = prefix(in_counts_);
   std::vector<Gather> gdout, gker;
-  const bool onednn = backend_ == Backend::onednn;
   for (const Range& p : ps) {
-    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 1, p), g.c, onednn));
+    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 1, p), g.c, strided_ok_));
     gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, with(ker_box_, 0, p), d.nhw_index(g),
-                               onednn));
+                               strided_ok_));
   }
   stream(gdout, dout, gker, ker, /*haloed=*/false, traffic, [&](size_t i, std::vector<Request>& next) {
     ConvShape s = whole;
@@ -348,11 +347,10 @@ void StreamedConv::backward_weights(const float* dout, const float* in, float* d
   const int64_t ker_n = ker_box_.volume();
   float* acc = d.nhw_size() == 1 ? dker : ensure(accum_, ker_n);
   std::vector<Gather> gin, gdout;
-  const bool onednn = backend_ == Backend::onednn;
   for (const Range& p : ps) {
     gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), with(in_block_box_, 0, p), g.k,
-                              onednn && halo_free_));
-    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 0, p), g.c, onednn));
+                              strided_in_ok_));
+    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 0, p), g.c, strided_ok_));
   }
   stream(gin, in, gdout, dout, /*haloed=*/true, traffic, [&](size_t i, std::vector<Request>& next) {
     const float* needed = needed_input_;

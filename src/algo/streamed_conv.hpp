@@ -104,9 +104,9 @@ class StreamedConv {
   std::vector<Slice> in_slices_, out_slices_, ker_slices_;  // over k-, c- and nhw-fibre
   std::vector<int64_t> in_counts_, out_counts_, ker_counts_;
   bool input_in_place_ = false;
-  // No halo piece either way and the needed input is the owned block: an In panel read in place
-  // may be a strided view.
-  bool halo_free_ = false;
+  // Panels read in place may be strided views: the local engine reads strided arrays (oneDNN);
+  // for In panels also no halo piece either way and the needed input is the owned block.
+  bool strided_ok_ = false, strided_in_ok_ = false;
   std::vector<SendMessage> sends_;
   std::vector<RecvMessage> recvs_;
 

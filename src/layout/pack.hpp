@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "layout/box.hpp"
@@ -19,7 +20,7 @@ namespace convgrid {
 template <class F>
 void for_each_part_run(const Slice& region, const ReadPixels* read, const Box4& part, F&& f) {
   if (read != nullptr && read->all_read()) read = nullptr;
-  std::vector<Range> cols;  // the read column runs of the current clipped box
+  std::vector<Range> cols;  // the read column runs of the current clipped box (when some are not)
   int64_t base = 0;
   for_each_box(region, [&](const Box4& b) {
     const Box4 c = b.intersect(part);
@@ -28,10 +29,10 @@ void for_each_part_run(const Slice& region, const ReadPixels* read, const Box4& 
       base += slab;
       return;
     }
-    cols.clear();
-    if (read == nullptr) {
-      cols.push_back(c.r[3]);
-    } else {
+    // Every column read: one run per row, and no vector to fill.
+    std::span<const Range> runs(&c.r[3], 1);
+    if (read != nullptr) {
+      cols.clear();
       for (int64_t x = c.r[3].begin; x < c.r[3].end;) {
         while (x < c.r[3].end && !read->col(x)) ++x;
         int64_t e = x;
@@ -39,12 +40,13 @@ void for_each_part_run(const Slice& region, const ReadPixels* read, const Box4& 
         if (e > x) cols.push_back({x, e});
         x = e;
       }
+      runs = cols;
     }
     for (int64_t a = c.r[0].begin; a < c.r[0].end; ++a) {
       for (int64_t ch = c.r[1].begin; ch < c.r[1].end; ++ch) {
         for (int64_t y = c.r[2].begin; y < c.r[2].end; ++y) {
           if (read != nullptr && !read->row(y)) continue;
-          for (const Range& x : cols) f(a, ch, y, x.begin, x.end, base + b.offset(a, ch, y, x.begin));
+          for (const Range& x : runs) f(a, ch, y, x.begin, x.end, base + b.offset(a, ch, y, x.begin));
         }
       }
     }
