@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,7 @@
 #include "plan/network_planner.hpp"
 #include "plan_flags.hpp"
 #include "train/trainer.hpp"
+#include "train/training_plan.hpp"
 #include "train_progress.hpp"
 
 namespace convgrid::cli {
@@ -57,6 +59,13 @@ GridFamily parse_family(const std::string& s) {
     if (s == to_string(f)) return f;
   }
   throw InputError(fmt::format("--family {}: expected any, data_parallel, batch_spatial or channel_filter", s));
+}
+
+// x of every rank, on rank 0 (empty elsewhere).
+std::vector<int64_t> gather_to_root(const Communicator& world, int64_t x) {
+  std::vector<int64_t> all(world.rank() == 0 ? world.size() : 0);
+  MPI_Gather(&x, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0, world.raw());
+  return all;
 }
 
 // Largest value of x over all ranks.
@@ -105,7 +114,8 @@ int run_train(const TrainCliOptions& o) {
     }
     popt.family = GridFamily::data_parallel;
   }
-  const NetworkPlan plan = plan_network(net, popt);
+  const TrainingPlan planned = plan_training(net, popt);
+  const NetworkPlan& plan = planned.plan;
   std::vector<LayerPlan> plans;
   for (const NetworkLayerPlan& l : plan.layers) plans.push_back(l.plan);
   if (!o.grid.empty()) {  // the same grid wherever it fits, the planner's elsewhere
@@ -115,6 +125,18 @@ int run_train(const TrainCliOptions& o) {
     }
     for (LayerPlan& p : plans) {
       if (g.fits(p.shape)) p = evaluate_grid(p.shape, g, popt.layer);
+    }
+  }
+
+  // The job's memory on this rank for the plans it runs; under a limit, also with --grid.
+  std::optional<TrainingMemory> modelled;
+  TrainingMemory busiest_model;
+  if (!o.reproducible) {
+    modelled = training_memory(net, plans, o.batch, world.size(), world.rank());
+    busiest_model = o.grid.empty() ? planned.memory : busiest_training_memory(net, plans, o.batch, world.size());
+    if (popt.layer.mem_per_rank_bytes && busiest_model.total() > *popt.layer.mem_per_rank_bytes) {
+      throw InputError(fmt::format("--grid {} with --mem-per-rank {}: the job needs {} per rank on these grids",
+                                   o.grid, o.mem_per_rank, format_bytes(busiest_model.total())));
     }
   }
 
@@ -214,17 +236,27 @@ int run_train(const TrainCliOptions& o) {
                busiest[0], measured_redistribution, modelled_redistribution,
                o.grid.empty() ? fmt::format(", planner {}", planned_redistribution) : "", busiest[2], busiest[3]);
   }
-  // The whole job's tracked memory (every Buffer: activations and their gradients, weights,
-  // momentum, each layer's kept working buffers and engine copies) on the busiest rank, beside
-  // what the limit bounds: each layer's plan, whose buffers all stay alive between steps.
-  const int64_t peak_bytes = max_over_ranks(world, MemoryTracker::peak_bytes());
-  const int64_t largest_layer_bytes = plan.memory_bytes();
+  // The whole job's tracked memory (every Buffer and TrackedVector: activations and their
+  // gradients, weights, momentum, each layer's kept working buffers and engine copies) on every
+  // rank, against the model of the plans run (train/training_memory.hpp; fast arithmetic only).
+  const int64_t tracked = MemoryTracker::peak_bytes();
+  const std::vector<int64_t> tracked_by_rank = gather_to_root(world, tracked);
+  const std::vector<int64_t> modelled_by_rank = gather_to_root(world, modelled ? modelled->total() : 0);
+  const int64_t peak_bytes = max_over_ranks(world, tracked);
+  const int64_t data_bytes = max_over_ranks(world, std::max(train.image_bytes(), test.image_bytes()));
   if (root) {
-    fmt::print("memory per rank (busiest): peak {} for the whole job, largest layer plan {}{}\n",
-               format_bytes(peak_bytes), format_bytes(largest_layer_bytes),
-               o.mem_per_rank.empty() ? ""
-                                      : fmt::format(" (--mem-per-rank {} bounds each layer's plan, not the job)",
-                                                    o.mem_per_rank));
+    std::string model_text;
+    if (modelled) {
+      model_text = fmt::format(", model {} (activations {}, parameters and momentum {}, exchanges {}, layers {}){}; "
+                               "unconstrained plans {}",
+                               format_bytes(busiest_model.total()), format_bytes(busiest_model.activations),
+                               format_bytes(busiest_model.parameters), format_bytes(busiest_model.exchanges),
+                               format_bytes(busiest_model.layers),
+                               o.mem_per_rank.empty() ? "" : fmt::format("; limit {}", o.mem_per_rank),
+                               format_bytes(planned.unconstrained.total()));
+    }
+    fmt::print("memory per rank (busiest): tracked peak {}{}; data set slice {} on top\n", format_bytes(peak_bytes),
+               model_text, format_bytes(data_bytes));
   }
   if (root && !trainer.last_checkpoint().empty()) fmt::print("checkpoint {}\n", trainer.last_checkpoint());
   if (root && !o.json.empty()) {
@@ -234,7 +266,19 @@ int run_train(const TrainCliOptions& o) {
                         {"arithmetic", o.reproducible ? "reproducible" : "fast"}, {"train_samples", train_count},
                         {"test_samples", test_count}, {"layers", layers},
                         {"words_per_step", traffic}, {"peak_bytes_per_rank", peak_bytes},
-                        {"largest_layer_plan_bytes", largest_layer_bytes}};
+                        {"peak_bytes_by_rank", tracked_by_rank},
+                        {"largest_layer_plan_bytes", plan.memory_bytes()},
+                        {"data_set_bytes_per_rank", data_bytes}};
+    if (popt.layer.mem_per_rank_bytes) j["mem_per_rank_bytes"] = *popt.layer.mem_per_rank_bytes;
+    if (modelled) {
+      j["unconstrained_modelled_bytes"] = planned.unconstrained.total();
+      j["modelled_bytes_by_rank"] = modelled_by_rank;
+      j["modelled_bytes"] = {{"activations", busiest_model.activations},
+                             {"parameters", busiest_model.parameters},
+                             {"exchanges", busiest_model.exchanges},
+                             {"layers", busiest_model.layers},
+                             {"total", busiest_model.total()}};
+    }
     j["epochs"] = nlohmann::json::array();
     for (const EpochRecord& r : records) {
       j["epochs"].push_back({{"epoch", r.epoch}, {"train_loss", r.train_loss},
@@ -265,7 +309,7 @@ void add_train_command(CLI::App& app, Registry& registry) {
   sub->add_option("--momentum", o->momentum, "SGD momentum")->capture_default_str();
   sub->add_option("--weight-decay", o->weight_decay, "L2 weight decay")->capture_default_str();
   sub->add_option("--seed", o->seed, "seed of the initial weights and the data order")->capture_default_str();
-  sub->add_option("--mem-per-rank", o->mem_per_rank, "memory limit per rank for the planner (e.g. 64MiB)");
+  sub->add_option("--mem-per-rank", o->mem_per_rank, "memory limit per rank for the whole job: layers stream or change grids to fit (e.g. 48MiB)");
   sub->add_flag("--reproducible", o->reproducible,
                 "the same bits on any number of ranks: data-parallel grids, per-sample kernels, double sums");
   sub->add_option("--family", o->family, "grids: any (planner), data_parallel, batch_spatial, channel_filter")

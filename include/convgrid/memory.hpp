@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
+#include <vector>
 
 namespace convgrid {
 
@@ -20,9 +22,37 @@ class MemoryTracker {
 
  private:
   friend class Buffer;
+  template <class T>
+  friend struct TrackedAllocator;
   static void on_alloc(int64_t bytes);
   static void on_free(int64_t bytes);
 };
+
+// A standard allocator whose bytes MemoryTracker counts: for the network's state that is not
+// float tensors or not in Buffers (SGD momentum, pooling's argmax indices).
+template <class T>
+struct TrackedAllocator {
+  using value_type = T;
+  TrackedAllocator() = default;
+  template <class U>
+  TrackedAllocator(const TrackedAllocator<U>&) noexcept {}
+  T* allocate(size_t n) {
+    T* p = std::allocator<T>{}.allocate(n);
+    MemoryTracker::on_alloc(static_cast<int64_t>(n * sizeof(T)));
+    return p;
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    MemoryTracker::on_free(static_cast<int64_t>(n * sizeof(T)));
+    std::allocator<T>{}.deallocate(p, n);
+  }
+  template <class U>
+  bool operator==(const TrackedAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+template <class T>
+using TrackedVector = std::vector<T, TrackedAllocator<T>>;
 
 // An owning, 64-byte aligned, zero-initialised array of floats. Move-only.
 class Buffer {

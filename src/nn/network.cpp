@@ -224,4 +224,36 @@ ConvShape conv_shape(const Layer& layer, int64_t batch) {
   return s;
 }
 
+void check_trainable(const Network& net) {
+  const auto& layers = net.layers();
+  if (layers.empty() || layers.back().kind != LayerKind::softmax_xent) {
+    throw InputError(fmt::format("network '{}' does not end with a softmax_xent layer; training "
+                                 "needs the loss last", net.name()));
+  }
+  bool seen_compute = false;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = layers[i];
+    if (!l.input.empty() || !l.residual.empty()) {
+      throw InputError(fmt::format("layer {} '{}' reads '{}': training runs chains of layers only "
+                                   "(no input or residual references)",
+                                   i, l.name, l.input.empty() ? l.residual : l.input));
+    }
+    if (l.kind == LayerKind::softmax_xent && i + 1 != layers.size()) {
+      throw InputError(fmt::format("layer {} '{}': softmax_xent must be the last layer", i, l.name));
+    }
+    const bool compute = l.kind == LayerKind::conv || l.kind == LayerKind::fully_connected;
+    if (!seen_compute && !compute && l.kind != LayerKind::flatten) {
+      throw InputError(fmt::format("layer {} '{}' ({}) comes before the first convolution: "
+                                   "training starts with a conv or fc layer",
+                                   i, l.name, to_string(l.kind)));
+    }
+    seen_compute = seen_compute || compute;
+  }
+  if (layers[layers.size() - 2].kind != LayerKind::fully_connected &&
+      layers[layers.size() - 2].kind != LayerKind::conv) {
+    throw InputError(fmt::format("network '{}': the layer before the loss must be a conv or fc "
+                                 "layer (its output is the logits)", net.name()));
+  }
+}
+
 }  // namespace convgrid

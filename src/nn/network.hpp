@@ -139,4 +139,9 @@ class Network {
 // batch out of range and Error for a layer of another kind.
 ConvShape conv_shape(const Layer& layer, int64_t batch);
 
+// Throws InputError unless training (train/dist_net.hpp) runs `net`: a chain of layers (no input
+// or residual references) that starts with a conv or fully connected layer (a flatten may come
+// first) and ends with softmax_xent after a conv or fully connected layer.
+void check_trainable(const Network& net);
+
 }  // namespace convgrid

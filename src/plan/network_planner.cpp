@@ -85,8 +85,8 @@ struct Candidates {
   bool fallback = false;
 };
 
-// The grids a layer may use: those of the family, or every grid (empty filter) when the family is
-// `any` or none of its grids fits the layer (then `fallback` is set).
+}  // namespace
+
 GridFilter family_filter(GridFamily family, const ConvShape& shape, int64_t procs, bool& fallback) {
   fallback = false;
   if (family == GridFamily::any) return {};
@@ -97,6 +97,8 @@ GridFilter family_filter(GridFamily family, const ConvShape& shape, int64_t proc
   if (fallback) return {};
   return [family, procs](const GridDims& g) { return in_family(family, g, procs); };
 }
+
+namespace {
 
 Candidates candidates_for(const std::string& name, const ConvShape& shape,
                           const NetworkPlanOptions& no) {
@@ -243,11 +245,13 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
 
   std::vector<Candidates> cand;
   for (size_t i = 0; i < L; ++i) {
+    NetworkPlanOptions own = no;
+    if (i < no.layer_limits.size() && no.layer_limits[i] > 0) own.layer.mem_per_rank_bytes = no.layer_limits[i];
     try {
-      cand.push_back(candidates_for(net.layers()[compute[i].layer].name, shapes[i], no));
+      cand.push_back(candidates_for(net.layers()[compute[i].layer].name, shapes[i], own));
     } catch (const InputError&) {
-      if (!o.mem_per_rank_bytes) throw;
-      throw_memory_error(net, compute, shapes, no, i);
+      if (!own.layer.mem_per_rank_bytes) throw;
+      throw_memory_error(net, compute, shapes, own, i);
     }
   }
 

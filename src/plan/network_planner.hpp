@@ -48,7 +48,14 @@ struct NetworkPlanOptions {
   int64_t batch = 1;
   GridFamily family = GridFamily::any;
   int candidates = 6;  // per layer, besides data parallelism
+  // Per compute layer (in order), a memory limit of its own in place of layer.mem_per_rank_bytes
+  // (0: that one); empty: none (the training memory search, train/training_plan.hpp).
+  std::vector<int64_t> layer_limits;
 };
+
+// The grids a layer may use: those of the family, or every grid (an empty filter) when the
+// family is `any` or none of its grids fits the layer (then `fallback` is set).
+GridFilter family_filter(GridFamily family, const ConvShape& shape, int64_t procs, bool& fallback);
 
 // The redistribution of one activation into a layer: from `from_layer`'s output.
 struct EdgeFigures {

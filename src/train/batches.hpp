@@ -36,6 +36,8 @@ class BatchSource {
   // and every entry of labels and weights (batch entries each).
   void fill(int64_t b, const Box4& tensor, const Slice& slice, float* input,
             std::span<int32_t> labels, std::span<float> weights) const;
+  // Bytes of the normalised images this rank holds for the current epoch (not MemoryTracker's).
+  int64_t image_bytes() const { return static_cast<int64_t>(images_.capacity() * sizeof(float)); }
 
  private:
   std::string images_path_;

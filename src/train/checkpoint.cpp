@@ -100,7 +100,7 @@ std::string checkpoint_path(const std::string& dir, int64_t step) {
 
 std::string write_checkpoint(const Communicator& world, const std::string& dir,
                              const TrainState& state, const std::vector<ParamShard>& params,
-                             const std::vector<std::vector<float>>& momentum) {
+                             const std::vector<TrackedVector<float>>& momentum) {
   const std::string path = checkpoint_path(dir, state.step);
   std::vector<std::vector<float>> tensors;
   nlohmann::json header = {{"network", state.network},
@@ -172,7 +172,7 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir,
 
 TrainState read_checkpoint(const std::string& path, const TrainState& expected,
                            std::vector<ParamShard>& params,
-                           std::vector<std::vector<float>>& momentum) {
+                           std::vector<TrackedVector<float>>& momentum) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open for reading", path));
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "convgrid/memory.hpp"
 #include "train/dist_net.hpp"
 
 namespace convgrid {
@@ -41,13 +42,13 @@ std::string checkpoint_path(const std::string& dir, int64_t step);
 // atomically. Returns the path written. Throws InputError when the directory cannot be written.
 std::string write_checkpoint(const Communicator& world, const std::string& dir, const TrainState& state,
                              const std::vector<ParamShard>& params,
-                             const std::vector<std::vector<float>>& momentum);
+                             const std::vector<TrackedVector<float>>& momentum);
 
 // Reads a checkpoint and, when it is valid and matches the run (network, batch, seed, tensors),
 // fills this rank's shards and momentum and returns its state. InputError with the reason
 // otherwise ("... is corrupt: checksum ...", "... is for network X"). Every rank reads the file.
 TrainState read_checkpoint(const std::string& path, const TrainState& expected,
-                           std::vector<ParamShard>& params, std::vector<std::vector<float>>& momentum);
+                           std::vector<ParamShard>& params, std::vector<TrackedVector<float>>& momentum);
 
 // The checkpoints in `dir`, newest (highest step) first.
 std::vector<std::string> list_checkpoints(const std::string& dir);

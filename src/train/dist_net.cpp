@@ -52,7 +52,7 @@ struct DistNet::Stage {
   float* region_in = nullptr;
   float* dregion = nullptr;
   Buffer region_buf, dregion_buf;
-  std::vector<int32_t> argmax;
+  TrackedVector<int32_t> argmax;
 
   const LayerLayout& layout() const {
     return grid_conv ? grid_conv->layout() : streamed_conv ? streamed_conv->layout() : reproducible_conv->layout();
@@ -91,44 +91,12 @@ int64_t words(const TrafficCounter& t) { return t.traffic().words(); }
 // A seed per layer, from the run's seed.
 uint64_t layer_seed(uint64_t seed, size_t layer) { return splitmix64(seed + kSplitmixGamma * layer); }
 
-void check_supported(const Network& net) {
-  const auto& layers = net.layers();
-  if (layers.empty() || layers.back().kind != LayerKind::softmax_xent) {
-    throw InputError(fmt::format("network '{}' does not end with a softmax_xent layer; training "
-                                 "needs the loss last", net.name()));
-  }
-  bool seen_compute = false;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const Layer& l = layers[i];
-    if (!l.input.empty() || !l.residual.empty()) {
-      throw InputError(fmt::format("layer {} '{}' reads '{}': training runs chains of layers only "
-                                   "(no input or residual references)",
-                                   i, l.name, l.input.empty() ? l.residual : l.input));
-    }
-    if (l.kind == LayerKind::softmax_xent && i + 1 != layers.size()) {
-      throw InputError(fmt::format("layer {} '{}': softmax_xent must be the last layer", i, l.name));
-    }
-    const bool compute = l.kind == LayerKind::conv || l.kind == LayerKind::fully_connected;
-    if (!seen_compute && !compute && l.kind != LayerKind::flatten) {
-      throw InputError(fmt::format("layer {} '{}' ({}) comes before the first convolution: "
-                                   "training starts with a conv or fc layer",
-                                   i, l.name, to_string(l.kind)));
-    }
-    seen_compute = seen_compute || compute;
-  }
-  if (layers[layers.size() - 2].kind != LayerKind::fully_connected &&
-      layers[layers.size() - 2].kind != LayerKind::conv) {
-    throw InputError(fmt::format("network '{}': the layer before the loss must be a conv or fc "
-                                 "layer (its output is the logits)", net.name()));
-  }
-}
-
 }  // namespace
 
 DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_t batch,
                  const Communicator& world, uint64_t seed, Backend backend, Arithmetic arithmetic)
     : world_(world), batch_(batch) {
-  check_supported(net);
+  check_trainable(net);
   const std::vector<ComputeLayer> compute = net.compute_layers();
   if (plans.size() != compute.size()) {
     throw InputError(fmt::format("{} plans for the {} compute layers of '{}'", plans.size(),
@@ -187,9 +155,11 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
         }
         if (s.in == nullptr) {
           s.in_buf = Buffer(std::max<int64_t>(in_size, 1));
-          s.din_buf = Buffer(std::max<int64_t>(in_size, 1));
           s.in = s.in_buf.data();
-          s.din = s.din_buf.data();
+          if (prev != nullptr) {  // the first layer's input has no gradient
+            s.din_buf = Buffer(std::max<int64_t>(in_size, 1));
+            s.din = s.din_buf.data();
+          }
         }
         const auto out_place = std::make_shared<const Placement>(Placement::output_of(layout));
         s.placement = out_place;

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "convgrid/memory.hpp"
 #include "train/dist_net.hpp"
 
 namespace convgrid {
@@ -24,11 +25,11 @@ class Sgd {
   void step(std::vector<ParamShard>& params);
   const SgdOptions& options() const { return options_; }
   // The momentum of each parameter, in params' order, as this rank holds it.
-  std::vector<std::vector<float>>& velocity() { return velocity_; }
+  std::vector<TrackedVector<float>>& velocity() { return velocity_; }
 
  private:
   SgdOptions options_;
-  std::vector<std::vector<float>> velocity_;
+  std::vector<TrackedVector<float>> velocity_;  // counted by MemoryTracker
 };
 
 }  // namespace convgrid

@@ -5,7 +5,9 @@
 #  - a run whose rank 1 is killed exits (no hang); resumed, it ends with the same final checkpoint,
 #    byte for byte, as an uninterrupted run, also when its newest checkpoint is corrupt (refused
 #    with a message, the previous one used); the checkpoint loads at another rank count;
-#  - under --mem-per-rank the streamed layers give the same losses;
+#  - every rank's tracked memory equals the job's model; under --mem-per-rank the whole job fits
+#    (every rank), the streamed layers give the same losses, and a limit nothing fits is refused
+#    with the least, which runs;
 #  - with --reproducible the first 50 losses at 2, 3 and 4 ranks are the one-rank run's exactly;
 #  - bad input: missing data, a file that is not IDX, a bad grid, --resume without a directory.
 source "$(dirname "$0")/lib.bash"
@@ -44,21 +46,35 @@ for grid in 1,1,1,2,2 1,2,1,2,1 1,1,2,1,2; do
     fail "grid $grid: words differ from the model or no pooling halo: $(grep words "g$grid.txt")"
 done
 
-# Under a memory limit the planner streams some layers (panels > 0): the same losses.
-run_mpi 2 "${common[@]}" --mem-per-rank 14MiB --log-steps --json mem.json > mem.txt || fail "--mem-per-rank run failed"
-grep -Eq "^conv2 +[0-9,]+ +[1-9]" mem.txt || fail "--mem-per-rank 14MiB streamed nothing: $(cat mem.txt)"
-losses_match one.json mem.json 20
-# Every layer's plan is under the limit; the job's peak (all layers' buffers alive at once) is
-# reported beside it and holds at least the largest layer's.
-"$PYTHON" - mem.json <<'PY' || fail "--mem-per-rank: memory report wrong: $(grep memory mem.txt)"
+# Memory: the tracked bytes of every rank equal the model of the job (train/training_memory.hpp).
+# Under --mem-per-rank the whole job fits: some layers stream, the tracked peak of every rank is
+# the model's and under the limit, and the losses are the same. A limit under every plan set is
+# refused with the least the job needs, and that least runs.
+job_memory_ok() {  # FILE.json [LIMIT]
+  "$PYTHON" - "$1" "${2:-0}" <<'PY' || fail "$1: memory differs from the model or the limit: $(grep memory "${1%.json}.txt")"
 import json, sys
 j = json.load(open(sys.argv[1]))
-limit, layer, peak = 14 << 20, j["largest_layer_plan_bytes"], j["peak_bytes_per_rank"]
-assert 0 < layer <= limit, (layer, limit)
-assert peak >= layer, (peak, layer)
+limit = int(sys.argv[2])
+tracked, model = j["peak_bytes_by_rank"], j["modelled_bytes_by_rank"]
+print(f"{sys.argv[1]}: tracked {tracked}, model {model}, limit {limit}")
+assert tracked == model, (tracked, model)
+assert limit == 0 or max(tracked) <= limit, (tracked, limit)
 PY
-grep -q "^memory per rank (busiest): peak .* bounds each layer's plan, not the job" mem.txt ||
-  fail "no memory line: $(cat mem.txt)"
+}
+job_memory_ok np4.json
+run_mpi 4 "${common[@]}" --mem-per-rank 24MiB --log-steps --json mem.json > mem.txt || fail "--mem-per-rank run failed: $(cat mem.txt)"
+grep -Eq "^(conv|fc)[0-9] +[0-9,]+ +[1-9]" mem.txt || fail "--mem-per-rank 24MiB streamed nothing: $(cat mem.txt)"
+job_memory_ok mem.json $((24 << 20))
+losses_match one.json mem.json 20
+grep -q "^memory per rank (busiest): tracked peak .*, model .*; limit 24MiB; unconstrained plans 28.8 MiB" mem.txt ||
+  fail "no memory line: $(grep memory mem.txt)"
+status=0
+run_mpi 4 "${common[@]}" --mem-per-rank 5MiB > small.txt 2>&1 || status=$?
+[[ $status -ne 0 ]] || fail "--mem-per-rank 5MiB ran"
+least=$(sed -nE 's/.*--mem-per-rank 5.0 MiB: training fmnist at batch 32 on 4 ranks needs at least .* \(([0-9]+) bytes\) per rank.*/\1/p' small.txt)
+[[ -n "$least" ]] || fail "no least in the error: $(cat small.txt)"
+run_mpi 4 "${common[@]}" --mem-per-rank "$least" --json least.json > least.txt || fail "the least, $least bytes, does not run: $(cat least.txt)"
+job_memory_ok least.json "$least"
 
 # Reproducible arithmetic: the first 50 losses at 2, 3 and 4 ranks are the one-rank run's, to the
 # last bit; a grid that splits more than samples is refused.
@@ -119,7 +135,7 @@ cat > branchy.json <<'JSON'
   {"type": "flatten"}, {"type": "fc", "name": "fc", "K": 10}, {"type": "softmax_xent"}]}
 JSON
 expect_fail_with "training runs chains of layers only" train --network branchy.json
-expect_fail_with "the smallest limit that works for the whole network is" train --mem-per-rank 2MiB
+expect_fail_with "--mem-per-rank 2.0 MiB: training fmnist at batch 64 on 1 ranks needs at least" train --mem-per-rank 2MiB
 expect_fail_with "--reproducible runs without --mem-per-rank" train --reproducible --mem-per-rank 64MiB
 expect_fail_with "--reproducible runs data-parallel grids; --family channel_filter" train --reproducible --family channel_filter
 echo "train: ok"

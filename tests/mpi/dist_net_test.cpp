@@ -21,56 +21,17 @@
 #include "layout/grid_dims.hpp"
 #include "plan/network_planner.hpp"
 #include "train/dist_net.hpp"
+#include "small_network.hpp"
 
 namespace convgrid {
 namespace {
 
-constexpr int64_t kBatch = 6;
+using test_net::kBatch;
+using test_net::grid_choices;
+using test_net::plans_on;
+using test_net::small_net;
+
 constexpr uint64_t kSeed = 11;
-
-Layer conv(const char* name, int64_t K, int64_t R, int64_t stride, int64_t pad) {
-  Layer l(LayerKind::conv, name);
-  l.conv.K = K;
-  l.conv.R = l.conv.S = R;
-  l.conv.stride_h = l.conv.stride_w = stride;
-  l.conv.pad_top = l.conv.pad_left = l.conv.pad_bottom = l.conv.pad_right = pad;
-  l.conv.bias = true;
-  return l;
-}
-
-Layer pool(LayerKind kind, const char* name, int64_t window, int64_t stride, int64_t pad) {
-  Layer l(kind, name);
-  l.pool = {window, window, stride, stride, pad, pad};
-  return l;
-}
-
-Network small_net() {
-  Network net("small", {2, 9, 9});
-  net.add(conv("c1", 4, 3, 1, 1));
-  net.add(Layer(LayerKind::relu, "r1"));
-  net.add(pool(LayerKind::max_pool, "p1", 3, 2, 1));  // 5x5, windows overlap
-  net.add(conv("c2", 6, 3, 1, 1));
-  net.add(Layer(LayerKind::relu, "r2"));
-  net.add(pool(LayerKind::avg_pool, "p2", 2, 2, 0));  // 2x2
-  net.add(Layer(LayerKind::flatten, "flat"));
-  Layer fc(LayerKind::fully_connected, "fc");
-  fc.conv.K = 5;
-  fc.conv.bias = true;
-  net.add(fc);
-  net.add(Layer(LayerKind::softmax_xent, "loss"));
-  return net;
-}
-
-std::vector<LayerPlan> plans_on(const Network& net, const std::vector<GridDims>& grids, int64_t batch = kBatch) {
-  std::vector<LayerPlan> plans;
-  PlanOptions o;
-  o.procs = grids.front().size();
-  size_t i = 0;
-  for (const ComputeLayer& c : net.compute_layers()) {
-    plans.push_back(evaluate_grid(conv_shape(net.layers()[c.layer], batch), grids[i++], o));
-  }
-  return plans;
-}
 
 const std::vector<int32_t> kLabels = {0, 3, 4, 1, 2, 4};
 const std::vector<float> kWeights = {1, 1, 1, 1, 1, 0};  // the last sample is padding
@@ -81,27 +42,6 @@ XentResult run_step(DistNet& net) {
 }
 
 // Every grid of P ranks that fits the layer, per compute layer; and a few mixes of them.
-std::vector<std::vector<GridDims>> grid_choices(const Network& net, int64_t P) {
-  std::vector<std::vector<GridDims>> fitting;
-  for (const ComputeLayer& c : net.compute_layers()) {
-    const ConvShape s = conv_shape(net.layers()[c.layer], kBatch);
-    fitting.emplace_back();
-    for (const GridDims& g : all_grids(P)) {
-      if (g.fits(s)) fitting.back().push_back(g);
-    }
-  }
-  std::vector<std::vector<GridDims>> out;
-  const size_t most = std::max({fitting[0].size(), fitting[1].size(), fitting[2].size()});
-  for (size_t i = 0; i < most; ++i) {  // grid i of each layer, and shifted by one and by two
-    for (size_t shift : {size_t{0}, size_t{1}}) {
-      std::vector<GridDims> choice;
-      for (size_t l = 0; l < fitting.size(); ++l) choice.push_back(fitting[l][(i + l * shift) % fitting[l].size()]);
-      out.push_back(choice);
-    }
-  }
-  return out;
-}
-
 TEST(DistNet, MatchesOneRankOnEveryGridAndMovesTheModelsWords) {
   Communicator world = Communicator::world();
   Communicator self = world.split(world.rank(), 0);

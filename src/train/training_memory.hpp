@@ -1,0 +1,47 @@
+// Per-rank memory of a whole training job (DistNet with SGD, fast arithmetic), in bytes, mirrored
+// from train/dist_net.cpp and train/sgd.cpp: everything MemoryTracker counts while the job runs.
+// Every buffer stays alive from the first step on (layers keep their working buffers between
+// steps), so the job's peak is the sum of all of them. Pure; no MPI.
+//
+//   activations  each stage's output and its gradient; a compute layer's input and its gradient
+//                where the redistribution into it is not the identity (the first layer's input
+//                only, it has no gradient); pooling's input region and its gradient where it
+//                needs halos, and its argmax indices
+//   parameters   weights and biases as each rank holds them, their gradients and momentum
+//   exchanges    the staging buffers of redistributions and pooling halos that move anything
+//   layers       each compute layer's own buffers and engine copies beyond its at-rest slices:
+//                the layer model (model/grid_memory.hpp, model/streamed_memory.hpp) for the
+//                passes DistNet runs (the first layer skips backward-data), less those slices,
+//                which DistNet owns and counts above
+//
+// Not counted (not MemoryTracker's): the data set this rank reads for an epoch, MPI's and
+// oneDNN's internal buffers, labels and other small vectors.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "convgrid/local_conv.hpp"
+#include "nn/network.hpp"
+#include "plan/layer_planner.hpp"
+
+namespace convgrid {
+
+struct TrainingMemory {
+  int64_t activations = 0, parameters = 0, exchanges = 0, layers = 0;
+  int64_t total() const { return activations + parameters + exchanges + layers; }
+};
+
+// The bytes rank `rank` of `procs` holds when DistNet runs `plans` (one per compute layer, as
+// DistNet takes them) at `batch`. Throws InputError as DistNet's constructor does for a network
+// or plans it does not run.
+TrainingMemory training_memory(const Network& net, const std::vector<LayerPlan>& plans,
+                               int64_t batch, int64_t procs, int64_t rank,
+                               Backend engine = Backend::onednn);
+
+// The largest total over all ranks (and that rank's breakdown).
+TrainingMemory busiest_training_memory(const Network& net, const std::vector<LayerPlan>& plans,
+                                       int64_t batch, int64_t procs,
+                                       Backend engine = Backend::onednn);
+
+}  // namespace convgrid

@@ -1,0 +1,84 @@
+// The small network of the DistNet tests: every layer kind (conv with bias, ReLU, overlapping
+// padded max pooling, average pooling, flatten, fully connected, softmax cross-entropy), with
+// plans on given grids and a list of grid choices that covers every grid of each layer.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "layout/grid_dims.hpp"
+#include "nn/network.hpp"
+#include "plan/layer_planner.hpp"
+
+namespace convgrid::test_net {
+
+constexpr int64_t kBatch = 6;
+
+inline Layer conv(const char* name, int64_t K, int64_t R, int64_t stride, int64_t pad) {
+  Layer l(LayerKind::conv, name);
+  l.conv.K = K;
+  l.conv.R = l.conv.S = R;
+  l.conv.stride_h = l.conv.stride_w = stride;
+  l.conv.pad_top = l.conv.pad_left = l.conv.pad_bottom = l.conv.pad_right = pad;
+  l.conv.bias = true;
+  return l;
+}
+
+inline Layer pool(LayerKind kind, const char* name, int64_t window, int64_t stride, int64_t pad) {
+  Layer l(kind, name);
+  l.pool = {window, window, stride, stride, pad, pad};
+  return l;
+}
+
+inline Network small_net() {
+  Network net("small", {2, 9, 9});
+  net.add(conv("c1", 4, 3, 1, 1));
+  net.add(Layer(LayerKind::relu, "r1"));
+  net.add(pool(LayerKind::max_pool, "p1", 3, 2, 1));  // 5x5, windows overlap
+  net.add(conv("c2", 6, 3, 1, 1));
+  net.add(Layer(LayerKind::relu, "r2"));
+  net.add(pool(LayerKind::avg_pool, "p2", 2, 2, 0));  // 2x2
+  net.add(Layer(LayerKind::flatten, "flat"));
+  Layer fc(LayerKind::fully_connected, "fc");
+  fc.conv.K = 5;
+  fc.conv.bias = true;
+  net.add(fc);
+  net.add(Layer(LayerKind::softmax_xent, "loss"));
+  return net;
+}
+
+inline std::vector<LayerPlan> plans_on(const Network& net, const std::vector<GridDims>& grids,
+                                       int64_t batch = kBatch) {
+  std::vector<LayerPlan> plans;
+  PlanOptions o;
+  o.procs = grids.front().size();
+  size_t i = 0;
+  for (const ComputeLayer& c : net.compute_layers()) {
+    plans.push_back(evaluate_grid(conv_shape(net.layers()[c.layer], batch), grids[i++], o));
+  }
+  return plans;
+}
+
+inline std::vector<std::vector<GridDims>> grid_choices(const Network& net, int64_t P) {
+  std::vector<std::vector<GridDims>> fitting;
+  for (const ComputeLayer& c : net.compute_layers()) {
+    const ConvShape s = conv_shape(net.layers()[c.layer], kBatch);
+    fitting.emplace_back();
+    for (const GridDims& g : all_grids(P)) {
+      if (g.fits(s)) fitting.back().push_back(g);
+    }
+  }
+  std::vector<std::vector<GridDims>> out;
+  const size_t most = std::max({fitting[0].size(), fitting[1].size(), fitting[2].size()});
+  for (size_t i = 0; i < most; ++i) {  // grid i of each layer, and shifted by one and by two
+    for (size_t shift : {size_t{0}, size_t{1}}) {
+      std::vector<GridDims> choice;
+      for (size_t l = 0; l < fitting.size(); ++l)
+        choice.push_back(fitting[l][(i + l * shift) % fitting[l].size()]);
+      out.push_back(choice);
+    }
+  }
+  return out;
+}
+
+}  // namespace convgrid::test_net

@@ -1,0 +1,77 @@
+// The whole training job's memory model (train/training_memory.hpp) against MemoryTracker under
+// mpiexec: the small network on many grids, with every layer unstreamed or streamed, holds after
+// two SGD steps exactly the bytes the model gives for its rank (activations, parameters and
+// momentum, staging, each layer's buffers), and everything is freed with the network.
+#include "train/training_memory.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "convgrid/memory.hpp"
+#include "io/seeded_tensor.hpp"
+#include "small_network.hpp"
+#include "train/dist_net.hpp"
+#include "train/sgd.hpp"
+
+namespace convgrid {
+namespace {
+
+using test_net::kBatch;
+
+const std::vector<int32_t> kLabels = {0, 3, 4, 1, 2, 4};
+const std::vector<float> kWeights = {1, 1, 1, 1, 1, 0};
+
+// The plans on `grids`, each layer streamed in `panels` panels when panels > 0.
+std::vector<LayerPlan> plans_with_panels(const Network& net, const std::vector<GridDims>& grids,
+                                         int64_t panels) {
+  std::vector<LayerPlan> plans = test_net::plans_on(net, grids);
+  if (panels == 0) return plans;
+  PlanOptions o;
+  o.procs = grids.front().size();
+  for (LayerPlan& p : plans) p = evaluate_streamed(p.shape, p.grid, o, panels);
+  return plans;
+}
+
+TEST(TrainingMemory, EqualsTheTrackedBytesOnEveryRank) {
+  const Communicator world = Communicator::world();
+  const Network net = test_net::small_net();
+  // At most 8 of the grid choices, spread over the list, each unstreamed or streamed in turn.
+  const std::vector<std::vector<GridDims>> choices = test_net::grid_choices(net, world.size());
+  const size_t stride = (choices.size() + 7) / 8;
+  int cases = 0;
+  for (size_t c = 0; c < choices.size(); c += stride) {
+    const std::vector<GridDims>& grids = choices[c];
+    const int64_t panels = std::vector<int64_t>{0, 1, 3}[c / stride % 3];
+    {
+      SCOPED_TRACE(fmt::format("rank {}, grids {} {} {}, panels {}", world.rank(),
+                               grids[0].to_string(), grids[1].to_string(), grids[2].to_string(),
+                               panels));
+      const std::vector<LayerPlan> plans = plans_with_panels(net, grids, panels);
+      const TrainingMemory model = training_memory(net, plans, kBatch, world.size(), world.rank());
+      const int64_t before = MemoryTracker::current_bytes();
+      MemoryTracker::reset_peak();
+      {
+        DistNet d(net, plans, kBatch, world, 5);
+        Sgd sgd(d.params(), SgdOptions{});
+        for (int step = 0; step < 2; ++step) {
+          fill_seeded(d.input_slice(), d.input_tensor(), 7 + step, TensorStream::input, d.input());
+          d.step(kLabels, kWeights, true);
+          sgd.step(d.params());
+        }
+        EXPECT_EQ(MemoryTracker::current_bytes() - before, model.total());
+        EXPECT_EQ(MemoryTracker::peak_bytes() - before, model.total());
+      }
+      EXPECT_EQ(MemoryTracker::current_bytes(), before);
+      EXPECT_GT(model.activations, 0);
+      EXPECT_GT(model.parameters, 0);
+      ++cases;
+    }
+  }
+  EXPECT_GE(cases, 2);
+}
+
+}  // namespace
+}  // namespace convgrid
