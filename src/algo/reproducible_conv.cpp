@@ -16,11 +16,10 @@
 namespace convgrid {
 namespace {
 
-// A Buffer of 2n floats used as n doubles (64-byte aligned, zeroed when new); counted by the
-// memory tracker like every Buffer.
-double* doubles(Buffer& b, int64_t n) {
-  if (b.size() < 2 * n) b = Buffer(2 * n);
-  return reinterpret_cast<double*>(b.data());
+// n doubles of `v`, grown when needed; counted by the memory tracker like every Buffer.
+double* doubles(TrackedVector<double>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+  return v.data();
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ class ReproducibleConv {
   std::unique_ptr<LocalConv> local_;        // one sample per call (convolutions)
   std::vector<int64_t> ker_counts_, ker_displs_;
   int64_t ker_total_ = 0;                                  // the whole Ker
-  Buffer ker_block_, sample_dker_, dker_sum_, dker_mine_;  // the last two hold doubles
+  Buffer ker_block_, sample_dker_;
+  TrackedVector<double> dker_sum_, dker_mine_;
   const float* ker_local_ = nullptr;
 };
 

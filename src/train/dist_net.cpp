@@ -37,7 +37,7 @@ struct DistNet::Stage {
   std::unique_ptr<GridConv> grid_conv;
   std::unique_ptr<StreamedConv> streamed_conv;
   std::unique_ptr<ReproducibleConv> reproducible_conv;
-  Buffer dbias_sum;  // K doubles (reproducible arithmetic)
+  TrackedVector<double> dbias_sum;  // K (reproducible arithmetic)
   std::unique_ptr<BoxExchange> in_exchange;  // none for the first layer (the loader fills `in`)
   size_t compute_index = 0;
   float* in = nullptr;    // the layer's In slice (the exchange's wanted storage, or prev's)
@@ -184,7 +184,7 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
           const Box4 bbox{{Range{0, shape.K}, Range{0, 1}, Range{0, 1}, Range{0, 1}}};
           s.bias = Buffer(shape.K);
           s.dbias = Buffer(shape.K);
-          if (s.reproducible_conv) s.dbias_sum = Buffer(2 * shape.K);
+          if (s.reproducible_conv) s.dbias_sum.assign(shape.K, 0.0);
           fill_seeded(Slice::whole(bbox), bbox, lseed, TensorStream::bias, s.bias.data());
           for (int64_t i = 0; i < shape.K; ++i) s.bias[i] *= bound;
           params_.push_back({layer.name + ".bias", bbox, Slice::whole(bbox), true, s.bias.span(),
@@ -292,7 +292,7 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
       case LayerKind::conv:
       case LayerKind::fully_connected: {
         if (s.has_bias && s.reproducible_conv) {  // per-plane sums added up in double
-          const std::span<double> sum(reinterpret_cast<double*>(s.dbias_sum.data()), s.dbias.size());
+          const std::span<double> sum(s.dbias_sum);
           std::fill(sum.begin(), sum.end(), 0.0);
           accumulate_bias_grad(s.out_slice, s.dout, sum.data());
           all_reduce_sum(world_, sum, traffic_.reductions);
