@@ -4,6 +4,7 @@
 // the redistribution into each layer. --json writes layers[] and totals.
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "nn/network_json.hpp"
 #include "plan_flags.hpp"
 #include "plan/network_planner.hpp"
+#include "train/training_memory.hpp"
 
 namespace convgrid::cli {
 namespace {
@@ -126,6 +128,21 @@ int run_layer_plan(const PlanCliOptions& c, const PlanOptions& o) {
   return 0;
 }
 
+// The busiest rank's training job for the plans, when they are of the training passes and
+// convgrid train runs the network (a chain); none otherwise.
+std::optional<TrainingMemory> training_job(const Network& net, const NetworkPlan& plan, int64_t batch,
+                                           const PlanOptions& o) {
+  if (o.passes.size() != 3) return std::nullopt;
+  try {
+    check_trainable(net);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+  std::vector<LayerPlan> plans;
+  for (const NetworkLayerPlan& l : plan.layers) plans.push_back(l.plan);
+  return busiest_training_memory(net, plans, batch, o.procs, o.engine);
+}
+
 int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
   const Network net = load_network(c.network);
   NetworkPlanOptions no;
@@ -152,6 +169,13 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
                 : std::string("n/a (P > N)"));
   fmt::print("  modelled time {:.3f} ms; largest layer memory {}\n", plan.time_s() * 1e3,
              format_bytes(plan.memory_bytes()));
+  // What convgrid train would hold with these plans: every layer's buffers at once, with the
+  // network's activations, parameters and momentum (train/training_memory.hpp).
+  const std::optional<TrainingMemory> job = training_job(net, plan, c.batch, o);
+  if (job) {
+    fmt::print("  training job per rank (convgrid train on these plans, everything held at once): {}\n",
+               format_bytes(job->total()));
+  }
   if (!c.json.empty()) {
     write_json(c.json, {{"network", net.name()}, {"batch", c.batch}, {"procs", o.procs},
                         {"objective", c.flags.objective}, {"profile", o.profile.name}, {"layers", layers},
@@ -159,7 +183,8 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
                                     {"redistribution_words", plan.redistribution_words()},
                                     {"lower_bound_words", plan.lower_bound_words()},
                                     {"data_parallel_words", dp ? nlohmann::json(*dp) : nlohmann::json()},
-                                    {"time_s", plan.time_s()}, {"memory_bytes", plan.memory_bytes()}}}});
+                                    {"time_s", plan.time_s()}, {"memory_bytes", plan.memory_bytes()},
+                                    {"training_job_bytes", job ? nlohmann::json(job->total()) : nlohmann::json()}}}});
   }
   return 0;
 }

@@ -62,6 +62,16 @@ assert limit == 0 or max(tracked) <= limit, (tracked, limit)
 PY
 }
 job_memory_ok np4.json
+# convgrid plan prints the job train holds on the same plans (one kernel thread, as these runs).
+OMP_NUM_THREADS=1 run_one plan --network fmnist --batch 32 --procs 4 --passes train --json plan4.json > plan4.txt ||
+  fail "plan failed: $(cat plan4.txt)"
+grep -q "^  training job per rank (convgrid train on these plans, everything held at once): 28.8 MiB" plan4.txt ||
+  fail "no training job line: $(tail -3 plan4.txt)"
+"$PYTHON" - plan4.json np4.json <<'PY' || fail "plan's training job differs from train's model"
+import json, sys
+plan, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert plan["totals"]["training_job_bytes"] == max(run["modelled_bytes_by_rank"]), (plan["totals"], run["modelled_bytes_by_rank"])
+PY
 run_mpi 4 "${common[@]}" --mem-per-rank 24MiB --log-steps --json mem.json > mem.txt || fail "--mem-per-rank run failed: $(cat mem.txt)"
 grep -Eq "^(conv|fc)[0-9] +[0-9,]+ +[1-9]" mem.txt || fail "--mem-per-rank 24MiB streamed nothing: $(cat mem.txt)"
 job_memory_ok mem.json $((24 << 20))
