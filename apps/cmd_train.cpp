@@ -114,7 +114,10 @@ int run_train(const TrainCliOptions& o) {
     }
     popt.family = GridFamily::data_parallel;
   }
-  const TrainingPlan planned = plan_training(net, popt);
+  // With --grid the limit is met on the given grids (below), not by the planner's search.
+  NetworkPlanOptions search = popt;
+  if (!o.grid.empty()) search.layer.mem_per_rank_bytes.reset();
+  const TrainingPlan planned = plan_training(net, search);
   const NetworkPlan& plan = planned.plan;
   std::vector<LayerPlan> plans;
   for (const NetworkLayerPlan& l : plan.layers) plans.push_back(l.plan);
@@ -126,18 +129,21 @@ int run_train(const TrainCliOptions& o) {
     for (LayerPlan& p : plans) {
       if (g.fits(p.shape)) p = evaluate_grid(p.shape, g, popt.layer);
     }
+    if (!o.reproducible) {  // under --mem-per-rank, layers stream on their grids until the job fits
+      try {
+        plans = fit_training_on_grids(net, plans, popt);
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("--grid {}: {}", o.grid, e.what()));
+      }
+    }
   }
 
-  // The job's memory on this rank for the plans it runs; under a limit, also with --grid.
+  // The job's memory on this rank for the plans it runs.
   std::optional<TrainingMemory> modelled;
   TrainingMemory busiest_model;
   if (!o.reproducible) {
     modelled = training_memory(net, plans, o.batch, world.size(), world.rank());
     busiest_model = o.grid.empty() ? planned.memory : busiest_training_memory(net, plans, o.batch, world.size());
-    if (popt.layer.mem_per_rank_bytes && busiest_model.total() > *popt.layer.mem_per_rank_bytes) {
-      throw InputError(fmt::format("--grid {} with --mem-per-rank {}: the job needs {} per rank on these grids",
-                                   o.grid, o.mem_per_rank, format_bytes(busiest_model.total())));
-    }
   }
 
   const int64_t train_count = o.train_samples > 0 ? o.train_samples : data.train_count();

@@ -1,7 +1,7 @@
 // Planning training under a memory limit on the whole job (train/training_plan.hpp): the plans
 // found fit the limit by the model of the job; a limit under every plan set is refused with the
 // least the job needs, and that least is itself a limit that plans; no limit gives the planner's
-// unconstrained plans.
+// unconstrained plans. On given grids, layers stream on their grids until the job fits.
 #include "train/training_plan.hpp"
 
 #include <gtest/gtest.h>
@@ -87,6 +87,43 @@ TEST(TrainingPlan, RefusesWithTheLeastAndTheLeastPlans) {
   EXPECT_EQ(t.memory.total(), least);
   EXPECT_LT(least, t.unconstrained.total());
   EXPECT_THROW(plan_training(net, fmnist_options(2, least - 1)), InputError);
+}
+
+TEST(TrainingPlan, StreamsOnGivenGridsUntilTheJobFits) {
+  const Network net = builtin_network("fmnist");
+  NetworkPlanOptions o = fmnist_options(2, std::nullopt);
+  std::vector<LayerPlan> plans = plans_of(plan_network(net, o));
+  const GridDims spatial{1, 1, 1, 2, 1};
+  for (LayerPlan& p : plans) {
+    if (spatial.fits(p.shape)) p = evaluate_grid(p.shape, spatial, o.layer);
+  }
+  const int64_t start = busiest_training_memory(net, plans, 32, 2).total();
+  EXPECT_EQ(fit_training_on_grids(net, plans, o).size(), plans.size());  // no limit: as given
+  o.layer.mem_per_rank_bytes = start * 3 / 4;
+  const std::vector<LayerPlan> fitted = fit_training_on_grids(net, plans, o);
+  ASSERT_EQ(fitted.size(), plans.size());
+  bool streamed = false;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    EXPECT_EQ(fitted[i].grid, plans[i].grid);
+    streamed = streamed || fitted[i].panels > 0;
+  }
+  EXPECT_TRUE(streamed);
+  EXPECT_LE(busiest_training_memory(net, fitted, 32, 2).total(), *o.layer.mem_per_rank_bytes);
+
+  o.layer.mem_per_rank_bytes = int64_t{5} << 20;
+  std::string message;
+  try {
+    fit_training_on_grids(net, plans, o);
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      message, m, std::regex(R"(on these grids needs at least [0-9.]+ MiB \(([0-9]+) bytes\))")))
+      << message;
+  o.layer.mem_per_rank_bytes = std::stoll(m[1]);
+  EXPECT_EQ(busiest_training_memory(net, fit_training_on_grids(net, plans, o), 32, 2).total(),
+            std::stoll(m[1]));
 }
 
 }  // namespace

@@ -35,4 +35,11 @@ struct TrainingPlan {
 // least found).
 TrainingPlan plan_training(const Network& net, const NetworkPlanOptions& options);
 
+// The same search when every layer's grid is given (`plans`, one per compute layer): a layer's
+// ladder keeps its grid and streams in ever more panels (plan_on_grid). Returns `plans` when
+// they fit or there is no limit; InputError with the least the job needs on these grids.
+std::vector<LayerPlan> fit_training_on_grids(const Network& net,
+                                             const std::vector<LayerPlan>& plans,
+                                             const NetworkPlanOptions& options);
+
 }  // namespace convgrid

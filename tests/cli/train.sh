@@ -85,6 +85,12 @@ least=$(sed -nE 's/.*--mem-per-rank 5.0 MiB: training fmnist at batch 32 on 4 ra
 [[ -n "$least" ]] || fail "no least in the error: $(cat small.txt)"
 run_mpi 4 "${common[@]}" --mem-per-rank "$least" --json least.json > least.txt || fail "the least, $least bytes, does not run: $(cat least.txt)"
 job_memory_ok least.json "$least"
+# With --grid the layers stream on the given grids until the job fits (43.2 MiB unconstrained).
+run_mpi 4 "${common[@]}" --grid 1,1,1,2,2 --mem-per-rank 30MiB --log-steps --json gmem.json > gmem.txt ||
+  fail "--grid with --mem-per-rank failed: $(cat gmem.txt)"
+grep -Eq "^conv3 +1,1,1,2,2 +[1-9]" gmem.txt || fail "--grid 1,1,1,2,2 at 30MiB: conv3 does not stream on its grid: $(cat gmem.txt)"
+job_memory_ok gmem.json $((30 << 20))
+losses_match one.json gmem.json 20
 
 # Reproducible arithmetic: the first 50 losses at 2, 3 and 4 ranks are the one-rank run's, to the
 # last bit; a grid that splits more than samples is refused.
