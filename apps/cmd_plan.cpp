@@ -15,6 +15,7 @@
 #include "plan_flags.hpp"
 #include "plan/network_planner.hpp"
 #include "train/training_memory.hpp"
+#include "train/training_plan.hpp"
 
 namespace convgrid::cli {
 namespace {
@@ -128,16 +129,19 @@ int run_layer_plan(const PlanCliOptions& c, const PlanOptions& o) {
   return 0;
 }
 
-// The busiest rank's training job for the plans, when they are of the training passes and
-// convgrid train runs the network (a chain); none otherwise.
-std::optional<TrainingMemory> training_job(const Network& net, const NetworkPlan& plan, int64_t batch,
-                                           const PlanOptions& o) {
-  if (o.passes.size() != 3) return std::nullopt;
+// Whether the plans are of the training passes of a network convgrid train runs (a chain).
+bool for_training(const Network& net, const PlanOptions& o) {
+  if (o.passes.size() != 3) return false;
   try {
     check_trainable(net);
   } catch (const InputError&) {
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
+
+// The busiest rank's training job for the plans (train/training_memory.hpp).
+TrainingMemory training_job(const Network& net, const NetworkPlan& plan, int64_t batch, const PlanOptions& o) {
   std::vector<LayerPlan> plans;
   for (const NetworkLayerPlan& l : plan.layers) plans.push_back(l.plan);
   return busiest_training_memory(net, plans, batch, o.procs, o.engine);
@@ -148,9 +152,15 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
   NetworkPlanOptions no;
   no.layer = o;
   no.batch = c.batch;
-  const NetworkPlan plan = plan_network(net, no);
-  fmt::print("convgrid plan  network {} at batch {} on {} ranks; objective {}; profile {}{}\n",
-             net.name(), c.batch, o.procs, c.flags.objective, o.profile.name, limit_note(o));
+  // For a network train runs (a chain on Fashion-MNIST's 1x28x28 images), the limit bounds the
+  // whole training job, as in convgrid train; elsewhere each layer's plan.
+  const bool training = for_training(net, o);
+  const Activation& in = net.input();
+  const bool job_limit = training && o.mem_per_rank_bytes && in.C == 1 && in.H == 28 && in.W == 28;
+  const NetworkPlan plan = job_limit ? plan_training(net, no).plan : plan_network(net, no);
+  fmt::print("convgrid plan  network {} at batch {} on {} ranks; objective {}; profile {}{}{}\n", net.name(),
+             c.batch, o.procs, c.flags.objective, o.profile.name, limit_note(o),
+             job_limit ? " for the whole training job (as convgrid train)" : "");
   print_header();
   nlohmann::json layers = nlohmann::json::array();
   for (const NetworkLayerPlan& l : plan.layers) {
@@ -171,10 +181,10 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
              format_bytes(plan.memory_bytes()));
   // What convgrid train would hold with these plans: every layer's buffers at once, with the
   // network's activations, parameters and momentum (train/training_memory.hpp).
-  const std::optional<TrainingMemory> job = training_job(net, plan, c.batch, o);
-  if (job) {
+  const int64_t job_bytes = training ? training_job(net, plan, c.batch, o).total() : -1;  // -1: none
+  if (job_bytes >= 0) {
     fmt::print("  training job per rank (convgrid train on these plans, everything held at once): {}\n",
-               format_bytes(job->total()));
+               format_bytes(job_bytes));
   }
   if (!c.json.empty()) {
     write_json(c.json, {{"network", net.name()}, {"batch", c.batch}, {"procs", o.procs},
@@ -184,7 +194,7 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
                                     {"lower_bound_words", plan.lower_bound_words()},
                                     {"data_parallel_words", dp ? nlohmann::json(*dp) : nlohmann::json()},
                                     {"time_s", plan.time_s()}, {"memory_bytes", plan.memory_bytes()},
-                                    {"training_job_bytes", job ? nlohmann::json(job->total()) : nlohmann::json()}}}});
+                                    {"training_job_bytes", job_bytes >= 0 ? nlohmann::json(job_bytes) : nlohmann::json()}}}});
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 #include "convgrid/error.hpp"
@@ -144,6 +145,38 @@ Candidates candidates_for(const std::string& name, const ConvShape& shape,
 
 }  // namespace
 
+struct CandidateCache {
+  std::map<std::pair<size_t, int64_t>, Candidates> entries;  // (compute layer, limit; -1: none)
+};
+
+std::shared_ptr<CandidateCache> make_candidate_cache() { return std::make_shared<CandidateCache>(); }
+
+namespace {
+
+// Layer i's candidates under its own limit (layer_limits[i], else the options' limit), from the
+// cache when there is one. InputError (not cached) when no grid fits.
+const Candidates& candidates_of(const Network& net, const ComputeLayer& c, const ConvShape& shape,
+                                const NetworkPlanOptions& no, size_t i, Candidates& scratch) {
+  NetworkPlanOptions own = no;
+  if (i < no.layer_limits.size() && no.layer_limits[i] > 0) own.layer.mem_per_rank_bytes = no.layer_limits[i];
+  const auto compute = [&] { return candidates_for(net.layers()[c.layer].name, shape, own); };
+  if (!no.cache) return scratch = compute();
+  const std::pair<size_t, int64_t> key{i, own.layer.mem_per_rank_bytes.value_or(-1)};
+  auto it = no.cache->entries.find(key);
+  if (it == no.cache->entries.end()) it = no.cache->entries.emplace(key, compute()).first;
+  return it->second;
+}
+
+}  // namespace
+
+std::vector<LayerPlan> layer_candidates(const Network& net, const NetworkPlanOptions& no, size_t index) {
+  const std::vector<ComputeLayer> compute = net.compute_layers();
+  if (index >= compute.size()) throw Error(fmt::format("compute layer {} of {}", index, compute.size()));
+  Candidates scratch;
+  const ConvShape shape = conv_shape(net.layers()[compute[index].layer], no.batch);
+  return candidates_of(net, compute[index], shape, no, index, scratch).plans;
+}
+
 std::string_view to_string(GridFamily family) {
   switch (family) {
     case GridFamily::any: return "planner";
@@ -245,11 +278,12 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
 
   std::vector<Candidates> cand;
   for (size_t i = 0; i < L; ++i) {
-    NetworkPlanOptions own = no;
-    if (i < no.layer_limits.size() && no.layer_limits[i] > 0) own.layer.mem_per_rank_bytes = no.layer_limits[i];
+    Candidates scratch;
     try {
-      cand.push_back(candidates_for(net.layers()[compute[i].layer].name, shapes[i], own));
+      cand.push_back(candidates_of(net, compute[i], shapes[i], no, i, scratch));
     } catch (const InputError&) {
+      NetworkPlanOptions own = no;
+      if (i < no.layer_limits.size() && no.layer_limits[i] > 0) own.layer.mem_per_rank_bytes = no.layer_limits[i];
       if (!own.layer.mem_per_rank_bytes) throw;
       throw_memory_error(net, compute, shapes, own, i);
     }

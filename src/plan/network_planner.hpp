@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,8 @@ namespace convgrid {
 // Which grids a plan may use. A layer that no grid of the family fits (a 1x1 fully connected
 // layer cannot be split spatially; conv1 has 3 channels) falls back to every grid, and is
 // marked so.
+struct CandidateCache;  // network_planner.cpp
+
 enum class GridFamily {
   any,             // every 5-factor grid (the planner)
   data_parallel,   // Pn = P
@@ -51,7 +54,12 @@ struct NetworkPlanOptions {
   // Per compute layer (in order), a memory limit of its own in place of layer.mem_per_rank_bytes
   // (0: that one); empty: none (the training memory search, train/training_plan.hpp).
   std::vector<int64_t> layer_limits;
+  // Each layer's candidate grids under each limit, kept between calls (make_candidate_cache()).
+  // Share one only between options that differ in nothing but their layer limits.
+  std::shared_ptr<CandidateCache> cache;
 };
+
+std::shared_ptr<CandidateCache> make_candidate_cache();
 
 // The grids a layer may use: those of the family, or every grid (an empty filter) when the
 // family is `any` or none of its grids fits the layer (then `fallback` is set).
@@ -94,6 +102,10 @@ struct NetworkPlan {
   // none when P > N.
   std::optional<int64_t> data_parallel_words() const;
 };
+
+// The plans plan_network chooses among for compute layer `index` (its own limit applied), best
+// first; from options.cache when set. InputError when no grid fits under the limit.
+std::vector<LayerPlan> layer_candidates(const Network& net, const NetworkPlanOptions& options, size_t index);
 
 // Plans every compute layer of `net` at the given batch. Throws InputError when the batch or P
 // is out of range, when a layer has no grid of P ranks, or when a layer fits under no grid in

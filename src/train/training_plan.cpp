@@ -1,5 +1,5 @@
-// The memory search of train/training_plan.hpp: each layer's ladder of plans, then the greedy
-// descent over them (on the planner's grids, or on fixed ones).
+// The memory search of train/training_plan.hpp: a greedy descent down each layer's ladder of
+// plans, rung by rung (on the planner's grids, or on fixed ones).
 #include "train/training_plan.hpp"
 
 #include <fmt/format.h>
@@ -18,51 +18,46 @@ std::vector<LayerPlan> layer_plans(const NetworkPlan& p) {
   return out;
 }
 
-// The plan `under` gives with no limit, then under one byte less than the last one's memory,
-// and so on until it throws InputError (no plan): the rungs of a layer, most memory first.
-std::vector<LayerPlan> ladder(const std::function<LayerPlan(std::optional<int64_t>)>& under) {
-  std::vector<LayerPlan> rungs{under(std::nullopt)};
-  for (;;) {
-    try {
-      rungs.push_back(under(rungs.back().memory_bytes - 1));
-    } catch (const InputError&) {
-      return rungs;
-    }
-  }
-}
+// The memory of layer i's plan under a limit (none when nothing fits under it).
+using BestUnder = std::function<std::optional<int64_t>(size_t, int64_t)>;
+// The busiest rank's job when each layer is planned under its limit (0: none).
+using JobUnder = std::function<TrainingMemory(const std::vector<int64_t>&)>;
 
-// The greedy descent: from rung 0 of every ladder, moves down one rung the layer whose next rung
-// saves the most (the first of equals) and asks `job` for the busiest rank's memory, until it
-// fits `limit`. Large savings come before many panels that save little. Returns the rungs that
-// fit and their memory, or none; `least` is the least job seen (the start's included).
 struct Descent {
-  std::optional<std::vector<size_t>> rungs;
+  std::optional<std::vector<int64_t>> limits;  // the layer limits that fit, if any
   TrainingMemory memory;
-  int64_t least = 0;
+  int64_t least = 0;  // the least job seen, the start's included
 };
 
-Descent descend(const std::vector<std::vector<LayerPlan>>& ladders, int64_t limit, int64_t start,
-                const std::function<TrainingMemory(const std::vector<size_t>&)>& job) {
+// The greedy descent. Layer i starts at its unconstrained plan (memory top[i]); its next rung is
+// its plan under one byte less than the current one's memory. Each step moves down the layer
+// whose next rung saves the most (the first of equals) and asks for the job, until it fits
+// `limit` or every layer is at its leanest. Large savings come before many panels that save
+// little, and the path does not depend on the limit.
+Descent descend(const std::vector<int64_t>& top, int64_t limit, int64_t start,
+                const BestUnder& best_under, const JobUnder& job) {
+  const size_t L = top.size();
+  std::vector<int64_t> current = top, limits(L, 0);
+  std::vector<std::optional<int64_t>> next(L);
+  for (size_t i = 0; i < L; ++i) next[i] = best_under(i, current[i] - 1);
   Descent d;
   d.least = start;
-  std::vector<size_t> rung(ladders.size(), 0);
   for (;;) {
-    size_t pick = ladders.size();
+    size_t pick = L;
     int64_t best = -1;
-    for (size_t i = 0; i < ladders.size(); ++i) {
-      if (rung[i] + 1 >= ladders[i].size()) continue;
-      const int64_t saving =
-          ladders[i][rung[i]].memory_bytes - ladders[i][rung[i] + 1].memory_bytes;
-      if (saving > best) {
-        best = saving;
+    for (size_t i = 0; i < L; ++i) {
+      if (next[i] && current[i] - *next[i] > best) {
+        best = current[i] - *next[i];
         pick = i;
       }
     }
-    if (pick == ladders.size()) return d;  // every layer at its leanest
-    ++rung[pick];
-    const TrainingMemory m = job(rung);
+    if (pick == L) return d;
+    limits[pick] = current[pick] - 1;
+    current[pick] = *next[pick];
+    next[pick] = best_under(pick, current[pick] - 1);
+    const TrainingMemory m = job(limits);
     if (m.total() <= limit) {
-      d.rungs = rung;
+      d.limits = limits;
       d.memory = m;
       return d;
     }
@@ -76,6 +71,8 @@ TrainingPlan plan_training(const Network& net, const NetworkPlanOptions& options
   const std::optional<int64_t> limit = options.layer.mem_per_rank_bytes;
   NetworkPlanOptions o = options;
   o.layer.mem_per_rank_bytes.reset();
+  // Candidates under each layer limit are computed once for the whole search.
+  o.cache = make_candidate_cache();
   TrainingPlan t;
   t.plan = plan_network(net, o);
   const auto job = [&](const NetworkPlan& p) {
@@ -86,32 +83,29 @@ TrainingPlan plan_training(const Network& net, const NetworkPlanOptions& options
   t.unconstrained = t.memory = job(t.plan);
   if (!limit || t.memory.total() <= *limit) return t;
 
-  // Each layer's ladder is its best plans over the grids it may use; a rung's memory is the limit
-  // the network planner gets for that layer (whose programme may then pick another grid under it).
-  std::vector<std::vector<LayerPlan>> ladders;
-  for (const NetworkLayerPlan& l : t.plan.layers) {
-    bool fallback = false;
-    const GridFilter allowed = family_filter(o.family, l.plan.shape, o.layer.procs, fallback);
-    ladders.push_back(ladder([&](std::optional<int64_t> under) {
-      PlanOptions lo = o.layer;
-      lo.mem_per_rank_bytes = under;
-      return best_layer_plans(l.plan.shape, lo, 1, allowed).front();
-    }));
-  }
-  NetworkPlan fitting;
-  const auto limits_of = [&](const std::vector<size_t>& rungs) {
-    std::vector<int64_t> limits(rungs.size(), 0);
-    for (size_t i = 0; i < rungs.size(); ++i)
-      limits[i] = rungs[i] > 0 ? ladders[i][rungs[i]].memory_bytes : 0;
-    return limits;
+  // A layer's rungs are its best plans over the grids it may use; a layer limit is what the
+  // network planner gets for that layer (whose programme may pick another of its candidates).
+  const size_t L = t.plan.layers.size();
+  std::vector<int64_t> top;
+  for (size_t i = 0; i < L; ++i) top.push_back(layer_candidates(net, o, i).front().memory_bytes);
+  const auto best_under = [&](size_t i, int64_t under) -> std::optional<int64_t> {
+    NetworkPlanOptions lo = o;
+    lo.layer_limits.assign(L, 0);
+    lo.layer_limits[i] = under;
+    try {
+      return layer_candidates(net, lo, i).front().memory_bytes;
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
   };
+  NetworkPlan fitting;
   const Descent d =
-      descend(ladders, *limit, t.memory.total(), [&](const std::vector<size_t>& rungs) {
-        o.layer_limits = limits_of(rungs);
+      descend(top, *limit, t.memory.total(), best_under, [&](const std::vector<int64_t>& limits) {
+        o.layer_limits = limits;
         fitting = plan_network(net, o);
         return job(fitting);
       });
-  if (!d.rungs) {
+  if (!d.limits) {
     throw InputError(fmt::format(
         "--mem-per-rank {}: training {} at batch {} on {} ranks needs at least {} ({} bytes) per "
         "rank "
@@ -121,7 +115,7 @@ TrainingPlan plan_training(const Network& net, const NetworkPlanOptions& options
   }
   t.plan = std::move(fitting);
   t.memory = d.memory;
-  t.layer_limits = limits_of(*d.rungs);
+  t.layer_limits = *d.limits;
   return t;
 }
 
@@ -135,29 +129,37 @@ std::vector<LayerPlan> fit_training_on_grids(const Network& net,
   const int64_t start = job(plans).total();
   const std::optional<int64_t> limit = options.layer.mem_per_rank_bytes;
   if (!limit || start <= *limit) return plans;
-  // Each layer's ladder keeps its grid: the grid algorithm, then ever more panels.
-  std::vector<std::vector<LayerPlan>> ladders;
-  for (const LayerPlan& p : plans) {
-    ladders.push_back(ladder([&](std::optional<int64_t> under) {
-      PlanOptions lo = options.layer;
-      lo.mem_per_rank_bytes = under;
-      return plan_on_grid(p.shape, p.grid, lo);
-    }));
-  }
-  const auto plans_at = [&](const std::vector<size_t>& rungs) {
+  // A layer's rungs keep its grid: the grid algorithm, then ever more panels (plan_on_grid).
+  const auto on_grid = [&](size_t i, int64_t under) {
+    PlanOptions lo = options.layer;
+    lo.mem_per_rank_bytes = under;
+    return plan_on_grid(plans[i].shape, plans[i].grid, lo);
+  };
+  const auto plans_under = [&](const std::vector<int64_t>& limits) {
     std::vector<LayerPlan> out;
-    for (size_t i = 0; i < rungs.size(); ++i) out.push_back(ladders[i][rungs[i]]);
+    for (size_t i = 0; i < limits.size(); ++i)
+      out.push_back(limits[i] > 0 ? on_grid(i, limits[i]) : plans[i]);
     return out;
   };
-  const Descent d = descend(ladders, *limit, start,
-                            [&](const std::vector<size_t>& rungs) { return job(plans_at(rungs)); });
-  if (!d.rungs) {
+  std::vector<int64_t> top;
+  for (const LayerPlan& p : plans) top.push_back(p.memory_bytes);
+  const auto best_under = [&](size_t i, int64_t under) -> std::optional<int64_t> {
+    try {
+      return on_grid(i, under).memory_bytes;
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  };
+  const Descent d =
+      descend(top, *limit, start, best_under,
+              [&](const std::vector<int64_t>& limits) { return job(plans_under(limits)); });
+  if (!d.limits) {
     throw InputError(fmt::format(
         "--mem-per-rank {}: training {} at batch {} on {} ranks on these grids needs at "
         "least {} ({} bytes) per rank",
         format_bytes(*limit), net.name(), options.batch, procs, format_bytes(d.least), d.least));
   }
-  return plans_at(*d.rungs);
+  return plans_under(*d.limits);
 }
 
 }  // namespace convgrid

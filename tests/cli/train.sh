@@ -78,6 +78,17 @@ job_memory_ok mem.json $((24 << 20))
 losses_match one.json mem.json 20
 grep -q "^memory per rank (busiest): tracked peak .*, model .*; limit 24MiB; unconstrained plans 28.8 MiB" mem.txt ||
   fail "no memory line: $(grep memory mem.txt)"
+# convgrid plan under the same limit shows what train ran: the same grids and panels, the same job.
+OMP_NUM_THREADS=1 run_one plan --network fmnist --batch 32 --procs 4 --passes train --mem-per-rank 24MiB \
+  --json planmem.json > planmem.txt || fail "plan --mem-per-rank 24MiB failed: $(cat planmem.txt)"
+grep -q "memory limit 24.0 MiB per rank for the whole training job (as convgrid train)" planmem.txt ||
+  fail "plan does not say the limit is the job's: $(head -1 planmem.txt)"
+"$PYTHON" - planmem.json mem.json <<'PY' || fail "plan under 24MiB differs from train's run"
+import json, sys
+plan, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert [(l["grid"], l["panels"]) for l in plan["layers"]] == [(l["grid"], l["panels"]) for l in run["layers"]], (plan["layers"], run["layers"])
+assert plan["totals"]["training_job_bytes"] == max(run["modelled_bytes_by_rank"])
+PY
 status=0
 run_mpi 4 "${common[@]}" --mem-per-rank 5MiB > small.txt 2>&1 || status=$?
 [[ $status -ne 0 ]] || fail "--mem-per-rank 5MiB ran"
