@@ -142,9 +142,7 @@ bool for_training(const Network& net, const PlanOptions& o) {
 
 // The busiest rank's training job for the plans (train/training_memory.hpp).
 TrainingMemory training_job(const Network& net, const NetworkPlan& plan, int64_t batch, const PlanOptions& o) {
-  std::vector<LayerPlan> plans;
-  for (const NetworkLayerPlan& l : plan.layers) plans.push_back(l.plan);
-  return busiest_training_memory(net, plans, batch, o.procs, o.engine);
+  return busiest_training_memory(net, plan.layer_plans(), batch, o.procs, o.engine);
 }
 
 int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {

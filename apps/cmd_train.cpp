@@ -119,8 +119,7 @@ int run_train(const TrainCliOptions& o) {
   if (!o.grid.empty()) search.layer.mem_per_rank_bytes.reset();
   const TrainingPlan planned = plan_training(net, search);
   const NetworkPlan& plan = planned.plan;
-  std::vector<LayerPlan> plans;
-  for (const NetworkLayerPlan& l : plan.layers) plans.push_back(l.plan);
+  std::vector<LayerPlan> plans = plan.layer_plans();
   if (!o.grid.empty()) {  // the same grid wherever it fits, the planner's elsewhere
     const GridDims g = GridDims::parse(o.grid);
     if (g.size() != world.size()) {

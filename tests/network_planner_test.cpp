@@ -213,11 +213,11 @@ TEST(NetworkPlannerTargets, Resnet50LayersAreCloseToTheBound) {
   const Network net = builtin_network("resnet50");
   for (int64_t P : {512, 4096}) {
     const NetworkPlanOptions o = forward_options(P, 256);
-    std::vector<LayerPlan> layer_plans, network_plans;
+    std::vector<LayerPlan> layer_plans;
     for (const ComputeLayer& c : net.compute_layers()) {
       layer_plans.push_back(plan_layer(conv_shape(net.layers()[c.layer], 256), o.layer));
     }
-    for (const NetworkLayerPlan& l : plan_network(net, o).layers) network_plans.push_back(l.plan);
+    const std::vector<LayerPlan> network_plans = plan_network(net, o).layer_plans();
     for (const auto& [what, plans] : {std::pair{"layer by layer", layer_plans}, std::pair{"network", network_plans}}) {
       const std::vector<double> r = tight_ratios(plans);
       SCOPED_TRACE(fmt::format("P={} {}: {} layers, median {:.3f}, max {:.3f}", P, what, r.size(),

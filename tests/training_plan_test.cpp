@@ -24,12 +24,6 @@ NetworkPlanOptions fmnist_options(int64_t procs, std::optional<int64_t> limit) {
   return o;
 }
 
-std::vector<LayerPlan> plans_of(const NetworkPlan& p) {
-  std::vector<LayerPlan> out;
-  for (const NetworkLayerPlan& l : p.layers) out.push_back(l.plan);
-  return out;
-}
-
 TEST(TrainingPlan, NoLimitGivesTheUnconstrainedPlans) {
   const Network net = builtin_network("fmnist");
   const TrainingPlan t = plan_training(net, fmnist_options(2, std::nullopt));
@@ -40,7 +34,7 @@ TEST(TrainingPlan, NoLimitGivesTheUnconstrainedPlans) {
     EXPECT_EQ(t.plan.layers[i].plan.panels, 0);
   }
   EXPECT_EQ(t.memory.total(), t.unconstrained.total());
-  EXPECT_EQ(t.memory.total(), busiest_training_memory(net, plans_of(t.plan), 32, 2).total());
+  EXPECT_EQ(t.memory.total(), busiest_training_memory(net, t.plan.layer_plans(), 32, 2).total());
 }
 
 TEST(TrainingPlan, FitsTheWholeJobUnderTheLimit) {
@@ -52,7 +46,8 @@ TEST(TrainingPlan, FitsTheWholeJobUnderTheLimit) {
     const int64_t limit = unconstrained * 3 / 4;
     const TrainingPlan t = plan_training(net, fmnist_options(procs, limit));
     EXPECT_LE(t.memory.total(), limit);
-    EXPECT_EQ(t.memory.total(), busiest_training_memory(net, plans_of(t.plan), 32, procs).total());
+    EXPECT_EQ(t.memory.total(),
+              busiest_training_memory(net, t.plan.layer_plans(), 32, procs).total());
     EXPECT_EQ(t.unconstrained.total(), unconstrained);
     bool leaner = false;  // some layer streams or changed its grid
     for (const NetworkLayerPlan& l : t.plan.layers) leaner = leaner || l.plan.panels > 0;
@@ -92,7 +87,7 @@ TEST(TrainingPlan, RefusesWithTheLeastAndTheLeastPlans) {
 TEST(TrainingPlan, StreamsOnGivenGridsUntilTheJobFits) {
   const Network net = builtin_network("fmnist");
   NetworkPlanOptions o = fmnist_options(2, std::nullopt);
-  std::vector<LayerPlan> plans = plans_of(plan_network(net, o));
+  std::vector<LayerPlan> plans = plan_network(net, o).layer_plans();
   const GridDims spatial{1, 1, 1, 2, 1};
   for (LayerPlan& p : plans) {
     if (spatial.fits(p.shape)) p = evaluate_grid(p.shape, spatial, o.layer);

@@ -153,15 +153,26 @@ std::shared_ptr<CandidateCache> make_candidate_cache() { return std::make_shared
 
 namespace {
 
-// Layer i's candidates under its own limit (layer_limits[i], else the options' limit), from the
-// cache when there is one. InputError (not cached) when no grid fits.
+// Layer i's memory limit: its own (layer_limits[i]) when it has one, else the common one.
+std::optional<int64_t> layer_limit(const NetworkPlanOptions& no, size_t i) {
+  if (i < no.layer_limits.size() && no.layer_limits[i] > 0) return no.layer_limits[i];
+  return no.layer.mem_per_rank_bytes;
+}
+
+// The options of layer i alone: its limit in place of the common one.
+NetworkPlanOptions layer_options(const NetworkPlanOptions& no, size_t i) {
+  NetworkPlanOptions own = no;
+  own.layer.mem_per_rank_bytes = layer_limit(no, i);
+  return own;
+}
+
+// Layer i's candidates under its own limit, from the cache when there is one. InputError (not
+// cached) when no grid fits.
 const Candidates& candidates_of(const Network& net, const ComputeLayer& c, const ConvShape& shape,
                                 const NetworkPlanOptions& no, size_t i, Candidates& scratch) {
-  NetworkPlanOptions own = no;
-  if (i < no.layer_limits.size() && no.layer_limits[i] > 0) own.layer.mem_per_rank_bytes = no.layer_limits[i];
-  const auto compute = [&] { return candidates_for(net.layers()[c.layer].name, shape, own); };
+  const auto compute = [&] { return candidates_for(net.layers()[c.layer].name, shape, layer_options(no, i)); };
   if (!no.cache) return scratch = compute();
-  const std::pair<size_t, int64_t> key{i, own.layer.mem_per_rank_bytes.value_or(-1)};
+  const std::pair<size_t, int64_t> key{i, layer_limit(no, i).value_or(-1)};
   auto it = no.cache->entries.find(key);
   if (it == no.cache->entries.end()) it = no.cache->entries.emplace(key, compute()).first;
   return it->second;
@@ -231,6 +242,12 @@ int64_t NetworkPlan::memory_bytes() const {
   return m;
 }
 
+std::vector<LayerPlan> NetworkPlan::layer_plans() const {
+  std::vector<LayerPlan> out;
+  for (const NetworkLayerPlan& l : layers) out.push_back(l.plan);
+  return out;
+}
+
 std::optional<int64_t> NetworkPlan::data_parallel_words() const {
   int64_t w = 0;
   for (const NetworkLayerPlan& l : layers) {
@@ -282,8 +299,7 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
     try {
       cand.push_back(candidates_of(net, compute[i], shapes[i], no, i, scratch));
     } catch (const InputError&) {
-      NetworkPlanOptions own = no;
-      if (i < no.layer_limits.size() && no.layer_limits[i] > 0) own.layer.mem_per_rank_bytes = no.layer_limits[i];
+      const NetworkPlanOptions own = layer_options(no, i);
       if (!own.layer.mem_per_rank_bytes) throw;
       throw_memory_error(net, compute, shapes, own, i);
     }

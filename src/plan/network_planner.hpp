@@ -98,6 +98,7 @@ struct NetworkPlan {
   double time_s() const;                 // layers' and edges' modelled times
   double lower_bound_words() const;      // sum over layers and passes of the lower bound
   int64_t memory_bytes() const;          // the largest layer's
+  std::vector<LayerPlan> layer_plans() const;  // each layer's plan, in order (as DistNet takes them)
   // Words data parallelism would receive (no redistribution: every layer has the same grid);
   // none when P > N.
   std::optional<int64_t> data_parallel_words() const;

@@ -6,17 +6,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include "convgrid/error.hpp"
 
 namespace convgrid {
 namespace {
-
-std::vector<LayerPlan> layer_plans(const NetworkPlan& p) {
-  std::vector<LayerPlan> out;
-  for (const NetworkLayerPlan& l : p.layers) out.push_back(l.plan);
-  return out;
-}
 
 // The memory of layer i's plan under a limit (none when nothing fits under it).
 using BestUnder = std::function<std::optional<int64_t>(size_t, int64_t)>;
@@ -77,7 +72,7 @@ TrainingPlan plan_training(const Network& net, const NetworkPlanOptions& options
   t.plan = plan_network(net, o);
   const auto job = [&](const NetworkPlan& p) {
     ++t.plans_tried;
-    return busiest_training_memory(net, layer_plans(p), options.batch, options.layer.procs,
+    return busiest_training_memory(net, p.layer_plans(), options.batch, options.layer.procs,
                                    options.layer.engine);
   };
   t.unconstrained = t.memory = job(t.plan);
@@ -129,11 +124,18 @@ std::vector<LayerPlan> fit_training_on_grids(const Network& net,
   const int64_t start = job(plans).total();
   const std::optional<int64_t> limit = options.layer.mem_per_rank_bytes;
   if (!limit || start <= *limit) return plans;
-  // A layer's rungs keep its grid: the grid algorithm, then ever more panels (plan_on_grid).
-  const auto on_grid = [&](size_t i, int64_t under) {
-    PlanOptions lo = options.layer;
-    lo.mem_per_rank_bytes = under;
-    return plan_on_grid(plans[i].shape, plans[i].grid, lo);
+  // A layer's rungs keep its grid: the grid algorithm, then ever more panels (plan_on_grid),
+  // each evaluated once (the look-ahead's plan is the one the next step runs).
+  std::map<std::pair<size_t, int64_t>, LayerPlan> evaluated;
+  const auto on_grid = [&](size_t i, int64_t under) -> const LayerPlan& {
+    auto it = evaluated.find({i, under});
+    if (it == evaluated.end()) {
+      PlanOptions lo = options.layer;
+      lo.mem_per_rank_bytes = under;
+      it = evaluated.emplace(std::pair{i, under}, plan_on_grid(plans[i].shape, plans[i].grid, lo))
+               .first;
+    }
+    return it->second;
   };
   const auto plans_under = [&](const std::vector<int64_t>& limits) {
     std::vector<LayerPlan> out;

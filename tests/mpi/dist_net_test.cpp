@@ -88,8 +88,7 @@ TEST(DistNet, PlannerGridsMoveThePlannersWords) {
   o.layer.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
   o.batch = kBatch;
   const NetworkPlan plan = plan_network(net, o);
-  std::vector<LayerPlan> plans;
-  for (const auto& l : plan.layers) plans.push_back(l.plan);
+  const std::vector<LayerPlan> plans = plan.layer_plans();
   DistNet d(net, plans, kBatch, world, kSeed);
   run_step(d);
   for (size_t i = 0; i < plan.layers.size(); ++i) {
