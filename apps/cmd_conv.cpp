@@ -16,6 +16,7 @@
 #include "algo/grid_conv.hpp"
 #include "comm/communicator.hpp"
 #include "commands.hpp"
+#include "compute_flag.hpp"
 #include "conv_report.hpp"
 #include "layer_run.hpp"
 #include "convgrid/error.hpp"
@@ -29,6 +30,7 @@
 #include "model/streamed_memory.hpp"
 #include "model/streamed_volume.hpp"
 #include "plan/layer_planner.hpp"
+#include "sim/compute.hpp"
 
 namespace convgrid::cli {
 namespace {
@@ -45,6 +47,7 @@ struct ConvOptions {
   std::string mem_per_rank;
   bool check = false;
   std::string json;
+  std::string compute = "run";
 };
 
 std::vector<Pass> passes_of(const std::string& name) {
@@ -108,6 +111,8 @@ CheckResult compare(const Communicator& world, const LayerTensor& got, const std
 }
 
 int run_conv(const ConvOptions& o) {
+  apply_compute_flag(o.compute);
+  require(!o.check || !sim::kernels_skipped(), "--check compares computed results: it needs --compute run");
   const Communicator world = Communicator::world();
   const ConvShape shape = ConvShape::parse(o.shape);
   const std::vector<Pass> passes = passes_of(o.pass);
@@ -242,6 +247,7 @@ void add_conv_command(CLI::App& app, Registry& registry) {
   sub->add_option("--mem-per-rank", o->mem_per_rank, "Per-rank memory limit for the planner: BYTES or e.g. 512MiB");
   sub->add_option("--seed", o->seed, "Seed of the generated inputs");
   sub->add_option("--repeat", o->repeat, "Timed repeats after one warm-up");
+  add_compute_flag(sub, o->compute);
   sub->add_flag("--check", o->check, "Compare with the loop-nest reference; exit 2 if off by more than 1e-4 relative");
   sub->add_option("--json", o->json, "Write the figures as JSON");
   registry.emplace_back(sub, [o] { return run_conv(*o); });

@@ -23,6 +23,7 @@ packages=(
   zlib1g-dev dataset-fashion-mnist
   python3  # the command-line tests check .npy and JSON files with its standard library
   gnuplot-nox  # convgrid simulate draws its plots with it
+  libsimgrid-dev  # SimGrid's SMPI: the simulated-cluster build (scripts/build_smpi.sh, docs/scale.md)
 )
 if [ "$with_torch" -eq 1 ]; then
   # The PyTorch peer for bench/race.sh (run with /usr/bin/python3), and the BLAS libtorch recommends:

@@ -38,7 +38,7 @@ ctest_sanitize() {
     ctest --test-dir build-sanitize -L unit --output-on-failure --timeout 900
 }
 build_smpi() { bash scripts/build_smpi.sh mpi_tests; }
-ctest_smpi() { ctest --test-dir build-smpi -L smpi --output-on-failure --timeout 900; }
+ctest_smpi() { ctest --test-dir build-smpi -L '^smpi$' --output-on-failure --timeout 900; }
 
 stage "build (Release)" build_release
 stage "ctest" ctest_all

@@ -1,6 +1,7 @@
 // Float collectives over a Communicator, with the traffic accounting of comm/collectives.hpp.
 #include "comm/collectives.hpp"
 
+#include <cstring>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -43,13 +44,31 @@ std::vector<int> reduce_scatter_counts(const Communicator& comm, std::span<const
   return ints;
 }
 
+// A buffer argument for MPI: never null. An empty span's data() may be null, which SMPI 3.32
+// refuses (MPI_ERR_BUFFER) when any rank's count is non-zero, though this rank moves nothing.
+template <class T>
+T* mpi_buffer(std::span<T> s) {
+  static T none[1]{};
+  return s.data() != nullptr ? s.data() : const_cast<T*>(none);
+}
+
+// An all-gather over a fibre of one rank is a copy: no MPI call. (SimGrid 3.32's Open MPI
+// selector picks gather + broadcast for it, and its broadcast sends to rank -1 there.)
+bool gathered_alone(const Communicator& comm, std::span<const float> send, std::span<float> recv,
+                    std::span<const int64_t> displs) {
+  if (comm.size() != 1) return false;
+  if (!send.empty()) std::memmove(recv.data() + displs[0], send.data(), send.size_bytes());
+  return true;
+}
+
 }  // namespace
 
 void all_gather_v(const Communicator& comm, std::span<const float> send, std::span<float> recv,
                   std::span<const int64_t> counts, std::span<const int64_t> displs,
                   TrafficCounter& traffic) {
   MpiParts p = all_gather_parts(comm, send, recv, counts, displs);
-  check_mpi(MPI_Allgatherv(send.data(), p.counts[comm.rank()], MPI_FLOAT, recv.data(),
+  if (gathered_alone(comm, send, recv, displs)) return;
+  check_mpi(MPI_Allgatherv(mpi_buffer(send), p.counts[comm.rank()], MPI_FLOAT, mpi_buffer(recv),
                            p.counts.data(), p.displs.data(), MPI_FLOAT, comm.raw()),
             "MPI_Allgatherv");
   traffic.collective(CommKind::all_gather, comm.size(), words_from_others(counts, comm.rank()));
@@ -59,8 +78,9 @@ Request all_gather_v_async(const Communicator& comm, std::span<const float> send
                            std::span<float> recv, std::span<const int64_t> counts,
                            std::span<const int64_t> displs, TrafficCounter& traffic) {
   MpiParts p = all_gather_parts(comm, send, recv, counts, displs);
+  if (gathered_alone(comm, send, recv, displs)) return Request();
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Iallgatherv(send.data(), p.counts[comm.rank()], MPI_FLOAT, recv.data(),
+  check_mpi(MPI_Iallgatherv(mpi_buffer(send), p.counts[comm.rank()], MPI_FLOAT, mpi_buffer(recv),
                             p.counts.data(), p.displs.data(), MPI_FLOAT, comm.raw(), &request),
             "MPI_Iallgatherv");
   traffic.collective(CommKind::all_gather, comm.size(), words_from_others(counts, comm.rank()));
@@ -75,7 +95,7 @@ void reduce_scatter_of(const Communicator& comm, std::span<const T> send, std::s
                        std::span<const int64_t> counts, MPI_Datatype type, int64_t words,
                        TrafficCounter& traffic) {
   std::vector<int> ints = reduce_scatter_counts(comm, send, recv, counts);
-  check_mpi(MPI_Reduce_scatter(send.data(), recv.data(), ints.data(), type, MPI_SUM, comm.raw()),
+  check_mpi(MPI_Reduce_scatter(mpi_buffer(send), mpi_buffer(recv), ints.data(), type, MPI_SUM, comm.raw()),
             "MPI_Reduce_scatter");
   traffic.collective(CommKind::reduce_scatter, comm.size(),
                      words * reduce_scatter_words(comm.size(), counts[comm.rank()]));
@@ -98,7 +118,7 @@ Request reduce_scatter_async(const Communicator& comm, std::span<const float> se
                              TrafficCounter& traffic) {
   std::vector<int> ints = reduce_scatter_counts(comm, send, recv, counts);
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Ireduce_scatter(send.data(), recv.data(), ints.data(), MPI_FLOAT, MPI_SUM,
+  check_mpi(MPI_Ireduce_scatter(mpi_buffer(send), mpi_buffer(recv), ints.data(), MPI_FLOAT, MPI_SUM,
                                 comm.raw(), &request),
             "MPI_Ireduce_scatter");
   traffic.collective(CommKind::reduce_scatter, comm.size(),
@@ -114,7 +134,7 @@ void all_to_all_v(const Communicator& comm, std::span<const float> send,
       to_mpi_parts(send_counts, send_displs, comm.size(), send.size(), "all_to_all_v send");
   MpiParts r =
       to_mpi_parts(recv_counts, recv_displs, comm.size(), recv.size(), "all_to_all_v recv");
-  check_mpi(MPI_Alltoallv(send.data(), s.counts.data(), s.displs.data(), MPI_FLOAT, recv.data(),
+  check_mpi(MPI_Alltoallv(mpi_buffer(send), s.counts.data(), s.displs.data(), MPI_FLOAT, mpi_buffer(recv),
                           r.counts.data(), r.displs.data(), MPI_FLOAT, comm.raw()),
             "MPI_Alltoallv");
   traffic.collective(CommKind::all_to_all, comm.size(),

@@ -7,12 +7,15 @@
 #include <fmt/format.h>
 
 #include "comm/mpi_error.hpp"
+#include "sim/rank_state.hpp"
 
 namespace convgrid {
 
+int64_t Request::outstanding() { return sim::rank_state().outstanding_requests; }
+
 Request::Request(MPI_Request request, const char* call, MpiParts parts)
     : request_(request), call_(call), parts_(std::move(parts)) {
-  if (pending()) ++outstanding_;
+  if (pending()) ++sim::rank_state().outstanding_requests;
 }
 
 Request::Request(Request&& other) noexcept
@@ -43,7 +46,7 @@ void Request::finish() noexcept {
 void Request::wait() {
   if (!pending()) return;
   const int rc = MPI_Wait(&request_, MPI_STATUS_IGNORE);
-  --outstanding_;  // MPI_Wait releases the request whatever it returns
+  --sim::rank_state().outstanding_requests;  // MPI_Wait releases the request whatever it returns
   if (rc != MPI_SUCCESS) check_mpi(rc, fmt::format("MPI_Wait for {}", call_));
   parts_ = {};
 }
@@ -54,7 +57,7 @@ bool Request::test() {
   const int rc = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS) check_mpi(rc, fmt::format("MPI_Test for {}", call_));
   if (done) {
-    --outstanding_;
+    --sim::rank_state().outstanding_requests;
     parts_ = {};
   }
   return done != 0;

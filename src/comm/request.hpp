@@ -29,7 +29,7 @@ class Request {
   bool test();
   bool pending() const { return request_ != MPI_REQUEST_NULL; }
   // Requests of this process posted and not yet completed (tests assert none is left).
-  static int64_t outstanding() { return outstanding_; }
+  static int64_t outstanding();
 
  private:
   void finish() noexcept;
@@ -37,7 +37,6 @@ class Request {
   MPI_Request request_ = MPI_REQUEST_NULL;
   const char* call_ = "";
   MpiParts parts_;
-  static inline int64_t outstanding_ = 0;
 };
 
 }  // namespace convgrid

@@ -1,11 +1,22 @@
 // MPI-IO of one slice per rank: the slice's runs along the last dimension become an hindexed
-// file type over the data that follows the .npy header.
+// file type over the data that follows the .npy header. The file I/O point of the SMPI build
+// (sim/simulation.hpp): SMPI's simulated hosts have no disk and MPI_File_open aborts there, so
+// that build reads and writes the same runs with POSIX pread/pwrite on this machine's file
+// (real data, no simulated I/O time).
 #include "io/npy_slices.hpp"
 
 #include <mpi.h>
 
 #include <climits>
 #include <vector>
+
+#ifdef CONVGRID_SMPI
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#endif
 
 #include <fmt/format.h>
 
@@ -16,6 +27,7 @@
 namespace convgrid {
 namespace {
 
+#ifndef CONVGRID_SMPI
 // The file type selecting the slice's elements in the global tensor, in slice order.
 MPI_Datatype slice_filetype(const Box4& global, const Slice& slice) {
   std::vector<int> lengths;
@@ -38,8 +50,11 @@ std::string mpi_error_string(int code) {
   return std::string(text, len);
 }
 
+#endif
+
 std::vector<int64_t> extents(const Box4& b) { return {b.extent(0), b.extent(1), b.extent(2), b.extent(3)}; }
 
+#ifndef CONVGRID_SMPI
 // Runs one MPI-IO step on every rank and turns a failure on any rank into the same error.
 template <class F>
 void io_step(const Communicator& comm, const std::string& path, const char* what, F&& f) {
@@ -47,6 +62,35 @@ void io_step(const Communicator& comm, const std::string& path, const char* what
   collective_check(comm, rc == MPI_SUCCESS,
                    fmt::format("{}: {} failed: {}", path, what, rc == MPI_SUCCESS ? "" : mpi_error_string(rc)));
 }
+#endif
+
+
+#ifdef CONVGRID_SMPI
+// The slice's runs, in slice order, moved between `data` and the file at `data_offset`: pread
+// (read) or pwrite (write). Returns an error text, empty on success.
+std::string transfer_runs_posix(int fd, int64_t data_offset, const Box4& global, const Slice& slice,
+                                float* data, bool write) {
+  std::string error;
+  int64_t done = 0;
+  for_each_run(slice, [&](int64_t a, int64_t b, int64_t c, int64_t x0, int64_t x1, int64_t) {
+    if (!error.empty()) return;
+    const size_t bytes = static_cast<size_t>(x1 - x0) * 4;
+    const off_t at = static_cast<off_t>(data_offset + global.offset(a, b, c, x0) * 4);
+    char* p = reinterpret_cast<char*>(data + done);
+    for (size_t moved = 0; moved < bytes;) {
+      const ssize_t n = write ? ::pwrite(fd, p + moved, bytes - moved, at + static_cast<off_t>(moved))
+                              : ::pread(fd, p + moved, bytes - moved, at + static_cast<off_t>(moved));
+      if (n <= 0) {
+        error = n == 0 ? "unexpected end of the file" : std::strerror(errno);
+        return;
+      }
+      moved += static_cast<size_t>(n);
+    }
+    done += x1 - x0;
+  });
+  return error;
+}
+#endif
 
 }  // namespace
 
@@ -61,6 +105,13 @@ void read_npy_slice(const Communicator& comm, const std::string& path, const Box
     error = e.what();
   }
   collective_check(comm, error.empty(), error);
+#ifdef CONVGRID_SMPI
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  collective_check(comm, fd >= 0, fmt::format("{}: cannot open: {}", path, fd >= 0 ? "" : std::strerror(errno)));
+  const std::string failed = transfer_runs_posix(fd, header.data_offset, global, slice, out, /*write=*/false);
+  ::close(fd);
+  collective_check(comm, failed.empty(), fmt::format("{}: reading failed: {}", path, failed));
+#else
   if (slice.size() > INT_MAX) throw Error(fmt::format("{}: slice of {} elements is too large for MPI-IO", path, slice.size()));
 
   MPI_File file = MPI_FILE_NULL;
@@ -76,12 +127,32 @@ void read_npy_slice(const Communicator& comm, const std::string& path, const Box
   });
   MPI_Type_free(&type);
   MPI_File_close(&file);
+#endif
 }
 
 void write_npy_slice(const Communicator& comm, const std::string& path, const Box4& global,
                      const Slice& slice, const float* data) {
   const std::string preamble = npy_header_bytes(extents(global));
   const MPI_Offset total = static_cast<MPI_Offset>(preamble.size()) + global.volume() * 4;
+#ifdef CONVGRID_SMPI
+  // Rank 0 creates the file at its full size with the header; then every rank writes its runs.
+  std::string error;
+  if (comm.rank() == 0) {
+    const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(total)) != 0 ||
+        ::pwrite(fd, preamble.data(), preamble.size(), 0) != static_cast<ssize_t>(preamble.size())) {
+      error = std::strerror(errno);
+    }
+    if (fd >= 0) ::close(fd);
+  }
+  collective_check(comm, error.empty(), fmt::format("{}: opening for writing failed: {}", path, error));
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  collective_check(comm, fd >= 0, fmt::format("{}: cannot open for writing: {}", path, fd >= 0 ? "" : std::strerror(errno)));
+  error = transfer_runs_posix(fd, static_cast<int64_t>(preamble.size()), global, slice, const_cast<float*>(data),
+                              /*write=*/true);
+  ::close(fd);
+  collective_check(comm, error.empty(), fmt::format("{}: writing failed: {}", path, error));
+#else
   if (slice.size() > INT_MAX) throw Error(fmt::format("{}: slice of {} elements is too large for MPI-IO", path, slice.size()));
 
   MPI_File file = MPI_FILE_NULL;
@@ -91,7 +162,7 @@ void write_npy_slice(const Communicator& comm, const std::string& path, const Bo
   });
   io_step(comm, path, "MPI_File_set_size", [&] { return MPI_File_set_size(file, total); });
   io_step(comm, path, "writing the header", [&] {
-    if (comm.rank() != 0) return MPI_SUCCESS;
+    if (comm.rank() != 0) return int{MPI_SUCCESS};
     return MPI_File_write_at(file, 0, preamble.data(), static_cast<int>(preamble.size()), MPI_BYTE,
                              MPI_STATUS_IGNORE);
   });
@@ -105,6 +176,7 @@ void write_npy_slice(const Communicator& comm, const std::string& path, const Bo
   });
   MPI_Type_free(&type);
   MPI_File_close(&file);
+#endif
 }
 
 }  // namespace convgrid

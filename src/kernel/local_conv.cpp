@@ -17,6 +17,7 @@
 #include "kernel/onednn_descriptors.hpp"
 #include "kernel/pass_tensors.hpp"
 #include "kernel/resident_tensor.hpp"
+#include "sim/compute.hpp"
 
 namespace convgrid {
 namespace {
@@ -91,6 +92,9 @@ struct LocalConv::Impl {
   std::vector<ResidentTensor> tensors;  // indexed by Tensor
   std::array<std::optional<PreparedPass>, kernel::kPassCount> passes;
   std::optional<dnnl::convolution_forward::primitive_desc> forward_desc;  // the backward hint
+  // --compute model (sim/compute.hpp): passes inject their flops instead of running, and tensors
+  // are neither loaded nor stored.
+  bool modelled = sim::kernels_skipped();
 
   Impl(const ConvShape& s, bool bias, Backend b, const PlainStrides& strides)
       : shape(s), with_bias(bias), backend(b) {
@@ -131,7 +135,7 @@ struct LocalConv::Impl {
 
   PreparedPass create(Pass p) {
     std::optional<dnnl::primitive_desc> pd;
-    if (backend == Backend::onednn) pd = pass_pd(p);
+    if (backend == Backend::onednn && !modelled) pd = pass_pd(p);
     PreparedPass pass;
     KeptPrimitive::Args args;
     for (const kernel::PassArgument& a : kernel::pass_arguments(p, with_bias)) {
@@ -163,6 +167,10 @@ struct LocalConv::Impl {
 
   void run(Pass p) {
     PreparedPass& pass = prepared(p);
+    if (modelled) {
+      sim::inject_flops(shape.flops());
+      return;
+    }
     if (pass.primitive) {
       pass.primitive->execute(stream);
       return;
@@ -176,6 +184,10 @@ struct LocalConv::Impl {
   // A plain-layout call: the caller's arrays in, pass p, results out. A null written array
   // (only grad_bias may be) leaves that result in the engine.
   void run_plain(Pass p, const TensorArrays& caller) {
+    if (modelled) {
+      sim::inject_flops(shape.flops());
+      return;
+    }
     if (backend == Backend::reference) {
       run_reference(p, shape, caller);
       return;
@@ -324,6 +336,7 @@ void LocalConv::load(Tensor t, const float* plain) {
   if (!impl_->read_by_a_prepared_pass(t)) {
     throw Error(fmt::format("load({}): no prepared pass reads it", tensor_name(t)));
   }
+  if (impl_->modelled) return;
   impl_->tensor(t).load(plain, impl_->stream);
 }
 
@@ -332,6 +345,7 @@ void LocalConv::store(Tensor t, float* plain) {
   if (!resident.has_layouts()) {
     throw Error(fmt::format("store({}): no prepared pass uses it", tensor_name(t)));
   }
+  if (impl_->modelled) return;
   resident.store(0, plain, impl_->stream);
 }
 

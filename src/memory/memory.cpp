@@ -2,10 +2,6 @@
 #include "convgrid/memory.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdlib>
-#include <cstring>
-#include <new>
 #include <unistd.h>
 #include <utility>
 
@@ -13,25 +9,28 @@
 
 #include "convgrid/checked.hpp"
 #include "convgrid/error.hpp"
+#include "sim/allocation.hpp"
+#include "sim/rank_state.hpp"
 
 namespace convgrid {
-namespace {
-std::atomic<int64_t> g_current{0};
-std::atomic<int64_t> g_peak{0};
-constexpr size_t kAlign = 64;
-}  // namespace
 
-int64_t MemoryTracker::current_bytes() { return g_current.load(); }
-int64_t MemoryTracker::peak_bytes() { return g_peak.load(); }
-void MemoryTracker::reset_peak() { g_peak.store(g_current.load()); }
+// The counters are the rank's (sim/rank_state.hpp): one per process under Open MPI, one per
+// simulated rank under SMPI.
+int64_t MemoryTracker::current_bytes() { return sim::rank_state().current_bytes.load(); }
+int64_t MemoryTracker::peak_bytes() { return sim::rank_state().peak_bytes.load(); }
+void MemoryTracker::reset_peak() {
+  sim::RankState& r = sim::rank_state();
+  r.peak_bytes.store(r.current_bytes.load());
+}
 
 void MemoryTracker::on_alloc(int64_t bytes) {
-  int64_t now = g_current.fetch_add(bytes) + bytes;
-  int64_t peak = g_peak.load();
-  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+  sim::RankState& r = sim::rank_state();
+  int64_t now = r.current_bytes.fetch_add(bytes) + bytes;
+  int64_t peak = r.peak_bytes.load();
+  while (now > peak && !r.peak_bytes.compare_exchange_weak(peak, now)) {
   }
 }
-void MemoryTracker::on_free(int64_t bytes) { g_current.fetch_sub(bytes); }
+void MemoryTracker::on_free(int64_t bytes) { sim::rank_state().current_bytes.fetch_sub(bytes); }
 
 Buffer::Buffer(int64_t elems) {
   if (elems < 0) throw Error(fmt::format("buffer of {} elements requested", elems));
@@ -45,13 +44,11 @@ Buffer::Buffer(int64_t elems) {
                             "bytes (the process holds {} bytes)",
                             bytes, physical, MemoryTracker::current_bytes()));
   }
-  size_t rounded = (static_cast<size_t>(bytes) + kAlign - 1) / kAlign * kAlign;
-  void* p = std::aligned_alloc(kAlign, rounded);
+  void* p = sim::allocate_buffer_bytes(static_cast<size_t>(bytes));
   if (p == nullptr) {
     throw Error(fmt::format("out of memory allocating {} bytes (process holds {} bytes)", bytes,
                             MemoryTracker::current_bytes()));
   }
-  std::memset(p, 0, rounded);
   data_ = static_cast<float*>(p);
   size_ = elems;
   MemoryTracker::on_alloc(this->bytes());
@@ -60,7 +57,7 @@ Buffer::Buffer(int64_t elems) {
 Buffer::~Buffer() {
   if (data_ != nullptr) {
     MemoryTracker::on_free(bytes());
-    std::free(data_);
+    sim::free_buffer_bytes(data_, static_cast<size_t>(bytes()));
   }
 }
 

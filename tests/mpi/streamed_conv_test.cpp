@@ -29,6 +29,7 @@ using ::convgrid::test_data::kAwkwardShapes;
 
 using ::convgrid::test_data::random_tensor;
 using ::convgrid::test_data::slice_of;
+using ::convgrid::test_data::sweep_grids;
 
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, float tol, const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
@@ -69,7 +70,7 @@ void sweep(Backend backend, std::span<const char* const> shapes, std::initialize
     reference::backward_data(s, dout.data(), ker.data(), ref_din.data());
     reference::backward_weights(s, dout.data(), in.data(), ref_dker.data(), nullptr);
     const Box4 in_all = input_box(s), ker_all = weight_box(s), out_all = output_box(s);
-    for (const GridDims& d : all_grids(world.size())) {
+    for (const GridDims& d : sweep_grids(world.size())) {
       if (!d.fits(s)) continue;
       ProcessGrid grid(d, world);
       // The unstreamed grid algorithm, each pass on its own.

@@ -1,0 +1,16 @@
+// --compute: the flag and the compute mode it sets.
+#include "compute_flag.hpp"
+
+#include "sim/compute.hpp"
+
+namespace convgrid::cli {
+
+void add_compute_flag(CLI::App* sub, std::string& mode) {
+  sub->add_option("--compute", mode,
+                  "run: the real kernels; model (SMPI build, under smpirun): kernels skipped, their modelled "
+                  "flops injected into the simulated clock, large buffers folded (docs/scale.md)");
+}
+
+void apply_compute_flag(const std::string& mode) { sim::set_compute_mode(sim::parse_compute_mode(mode)); }
+
+}  // namespace convgrid::cli

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds convgrid against SimGrid's SMPI in build-smpi/ (cmake -DCONVGRID_SMPI=ON): the programs
+# then run only under smpirun (scripts/smpirun.sh). Extra arguments are build targets, for example
+# `mpi_tests` (the MPI test programs) or `convgrid_cli`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CONVGRID_BUILD_DIR=build-smpi \
+  CONVGRID_CMAKE_ARGS="-DCONVGRID_SMPI=ON -DCONVGRID_WITH_BENCH=OFF ${CONVGRID_CMAKE_ARGS:-}" \
+  bash scripts/build.sh "$@"

@@ -1,0 +1,41 @@
+// Aligned, zeroed buffers; folded shared pages in model mode under SMPI.
+#include "sim/allocation.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "sim/compute.hpp"
+
+#ifdef CONVGRID_SMPI
+#include <smpi/smpi.h>
+#endif
+
+namespace convgrid::sim {
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t rounded(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+}  // namespace
+
+void* allocate_buffer_bytes(size_t bytes) {
+#ifdef CONVGRID_SMPI
+  if (kernels_skipped() && bytes >= kFoldedBytes) return SMPI_SHARED_MALLOC(rounded(bytes));
+#endif
+  void* p = std::aligned_alloc(kAlign, rounded(bytes));
+  if (p != nullptr) std::memset(p, 0, rounded(bytes));
+  return p;
+}
+
+void free_buffer_bytes(void* p, size_t bytes) {
+#ifdef CONVGRID_SMPI
+  if (kernels_skipped() && bytes >= kFoldedBytes) {
+    SMPI_SHARED_FREE(p);
+    return;
+  }
+#endif
+  std::free(p);
+}
+
+}  // namespace convgrid::sim

@@ -1,0 +1,24 @@
+// The points where the SMPI build (CMake option CONVGRID_SMPI, SimGrid's simulated MPI) differs
+// from the Open MPI build. Everything else, every algorithm included, is the same code in both.
+//
+//  1. global state: RankState (rank_state.hpp), one per MPI rank. Under Open MPI a rank is a
+//     process; under SMPI every rank is a context of one process, so state a rank keeps is
+//     looked up through SMPI's per-rank user data rather than held in a process global.
+//  2. local compute: ComputeMode (compute.hpp). `run` runs the kernels (SMPI times them and
+//     scales the time to the platform's core speed); `model` skips them and injects their
+//     modelled flops into the simulated clock (SMPI build only).
+//  3. buffer allocation: allocate_buffer_bytes (allocation.hpp). In model mode, large buffers are
+//     folded onto shared pages (SMPI_SHARED_MALLOC), so thousands of ranks fit in memory.
+//  4. file I/O: npy slices use MPI-IO under Open MPI; SMPI's hosts have no disk, so the SMPI
+//     build reads and writes each rank's runs with POSIX calls (io/npy_slices.cpp).
+#pragma once
+
+namespace convgrid::sim {
+
+#ifdef CONVGRID_SMPI
+inline constexpr bool kSimulated = true;
+#else
+inline constexpr bool kSimulated = false;
+#endif
+
+}  // namespace convgrid::sim
