@@ -61,9 +61,9 @@ void LayerRun::run(Pass p, TrafficCounter& traffic) {
 }
 
 std::map<Pass, PassTiming> LayerRun::time_steps(const Communicator& comm,
-                                                const std::vector<Pass>& passes, int repeat) {
+                                                const std::vector<Pass>& passes, int repeat, bool warm_up) {
   std::map<Pass, PassTiming> timing;
-  for (int rep = 0; rep <= repeat; ++rep) {
+  for (int rep = warm_up ? 0 : 1; rep <= repeat; ++rep) {
     if (grid_conv_) grid_conv_->new_step();
     for (Pass p : passes) {
       TrafficCounter traffic;

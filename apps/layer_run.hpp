@@ -50,9 +50,10 @@ class LayerRun {
 
   // Fills In, Ker and dOut from the seed.
   void generate(uint64_t seed);
-  // One warm-up step, then `repeat` timed steps; each step runs `passes` in order from new_step().
+  // One warm-up step (unless warm_up is false: under a simulator nothing warms up), then
+  // `repeat` timed steps; each step runs `passes` in order from new_step().
   std::map<Pass, PassTiming> time_steps(const Communicator& comm, const std::vector<Pass>& passes,
-                                        int repeat);
+                                        int repeat, bool warm_up = true);
 
  private:
   void run(Pass p, TrafficCounter& traffic);

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   convgrid::cli::add_plan_command(app, registry);
   convgrid::cli::add_simulate_command(app, registry);
   convgrid::cli::add_train_command(app, registry);
+  convgrid::cli::add_step_command(app, registry);
 
   int status = 0;
   try {

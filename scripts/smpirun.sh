@@ -16,7 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../platforms/run_flags.sh
 source "$root/platforms/run_flags.sh"
 
-platform="" np="" host_speed="" extra=()
+platform="" np="" host_speed="" extra=() prev=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --platform) platform=$2; shift 2 ;;
@@ -50,6 +50,12 @@ smpi_hostfile "$platform" "$np" "$work/hosts"
 # by tests/mpi/grid_conv_test at 32 ranks: a dKer block of 12 elements over a fibre of 16). The
 # ring, Open MPI's choice for large reduce-scatters, is right with zero counts: it takes them all.
 fixes=(--cfg=smpi/reduce_scatter:ompi_ring)
+# --compute model injects each kernel's modelled flops: no other CPU time may count, or SMPI's
+# own work between MPI calls is charged as compute (platforms/README.md).
+for arg in "$@"; do
+  [[ $arg == --compute=model || $prev == --compute && $arg == model ]] && fixes+=(--cfg=smpi/simulate-computation:no)
+  prev=$arg
+done
 quiet=(--log=root.thres:warning --log=smpi_colls.thres:error --log=smpi_coll.thres:warning --log=xbt_cfg.thres:warning)
 exec_status=0
 # shellcheck disable=SC2046

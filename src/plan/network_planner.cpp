@@ -380,6 +380,8 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
     EdgeFigures f = costs.figures(e, shapes[e.from], plan.layers[e.from].plan.grid, shapes[e.to],
                                   plan.layers[e.to].plan.grid);
     f.from_layer = plan.layers[e.from].name;
+    f.from_index = e.from;
+    f.pooled = e.pooled;
     plan.layers[e.to].edges_in.push_back(f);
   }
   return plan;

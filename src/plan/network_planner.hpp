@@ -68,6 +68,8 @@ GridFilter family_filter(GridFamily family, const ConvShape& shape, int64_t proc
 // The redistribution of one activation into a layer: from `from_layer`'s output.
 struct EdgeFigures {
   std::string from_layer;
+  size_t from_index = 0;      // the compute layer it leaves, in order
+  Activation pooled;          // the activation as it leaves: from_layer's output, maybe pooled
   bool residual = false;      // the shortcut of a residual add (else the layer's input)
   int64_t words_max = 0;      // busiest rank, the passes' directions summed
   double words_mean = 0;

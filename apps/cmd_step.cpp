@@ -1,0 +1,339 @@
+// convgrid step: one training step of a whole network's convolution and fully connected layers,
+// on the grids a plan gives them, with the redistributions between layers, on this job's ranks.
+// The at-scale measurement behind docs/scale.md: run under smpirun (SMPI build), with
+// --compute model, it executes ResNet-50 at 256 to 4096 simulated ranks.
+//
+// What moves, layer by layer in network order (SPEC sections 4 and 8):
+//   each edge into the layer   activation: one all-to-all over all P ranks, from its producer's
+//                              (pooled) Out distribution into this layer's In (or, for a residual
+//                              shortcut, its Out); its gradient goes back the same way
+//   forward                    In over the k-fibre, halos, Ker over the nhw-fibre, partial Out
+//                              reduce-scattered over the c-fibre
+//   backward-data              dOut over the c-fibre, partial dIn reduce-scattered over the k-fibre
+//   backward-weights           partial dKer reduce-scattered over the nhw-fibre
+// Each phase is timed between barriers (MPI_Wtime: simulated time under SMPI); the step's time is
+// their sum, as the model's is. Every rank checks its received words against the model, pass by
+// pass and edge by edge, and the command fails when any rank differs.
+//
+// The plan is made once, by rank 0, and its grids and panels are broadcast (4096 ranks planning
+// the same network would cost 4096 times one plan); the modelled times are rank 0's plan's.
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "comm/collective_check.hpp"
+#include "comm/communicator.hpp"
+#include "commands.hpp"
+#include "compute_flag.hpp"
+#include "convgrid/error.hpp"
+#include "grid/process_grid.hpp"
+#include "layer_run.hpp"
+#include "model/grid_volume.hpp"
+#include "model/redistribution.hpp"
+#include "model/streamed_volume.hpp"
+#include "nn/network_json.hpp"
+#include "plan/network_planner.hpp"
+#include "plan_flags.hpp"
+#include "sim/compute.hpp"
+#include "train/box_exchange.hpp"
+
+namespace convgrid::cli {
+namespace {
+
+struct StepOptions {
+  std::string network = "resnet50";
+  int64_t batch = 256;
+  std::string strategy = "planner";  // planner | data | hybrid
+  PlanFlags plan;
+  std::string compute = "run";
+  std::string backend = "onednn";
+  std::string json;
+};
+
+constexpr std::array<Pass, 3> kPasses{Pass::forward, Pass::backward_data, Pass::backward_weights};
+
+GridFamily family_of(const std::string& strategy) {
+  if (strategy == "data") return GridFamily::data_parallel;
+  if (strategy == "hybrid") return GridFamily::batch_spatial;
+  return GridFamily::any;
+}
+
+// What each layer runs on: rank 0's plan, broadcast as grid and panels per layer.
+struct LayerChoice {
+  GridDims grid;
+  int64_t panels = 0;
+};
+
+std::vector<LayerChoice> broadcast_choices(const Communicator& world, const std::optional<NetworkPlan>& plan,
+                                           size_t layers) {
+  std::vector<int64_t> flat(layers * 6, 0);
+  if (plan) {
+    for (size_t i = 0; i < layers; ++i) {
+      const GridDims& g = plan->layers[i].plan.grid;
+      const int64_t values[6] = {g.Pn, g.Pk, g.Pc, g.Ph, g.Pw, plan->layers[i].plan.panels};
+      std::copy(values, values + 6, flat.begin() + static_cast<std::ptrdiff_t>(6 * i));
+    }
+  }
+  MPI_Bcast(flat.data(), static_cast<int>(flat.size()), MPI_INT64_T, 0, world.raw());
+  std::vector<LayerChoice> choices(layers);
+  for (size_t i = 0; i < layers; ++i) {
+    const int64_t* v = flat.data() + 6 * i;
+    choices[i] = {GridDims{v[0], v[1], v[2], v[3], v[4]}, v[5]};
+  }
+  return choices;
+}
+
+// One phase's figures on this rank: words received as counted and as modelled, seconds.
+struct Phase {
+  int64_t measured = 0, model = 0;
+  double seconds = 0;
+};
+
+struct LayerResult {
+  std::array<Phase, 3> passes;  // forward, backward-data, backward-weights
+  Phase edges;                  // every redistribution into the layer, both directions
+};
+
+// The redistributions into layer `i`: forward moves of the activations, then (as the backward
+// pass would, after the layer's passes) their gradients back, each between barriers.
+Phase run_edges(const Communicator& world, const NetworkLayerPlan& layer, const std::vector<ConvShape>& shapes,
+                const std::vector<LayerChoice>& choices, size_t i, bool backward) {
+  Phase phase;
+  const int64_t rank = world.rank();
+  for (const EdgeFigures& e : layer.edges_in) {
+    const LayerLayout from_layout(shapes[e.from_index], choices[e.from_index].grid);
+    const LayerLayout to_layout(shapes[i], choices[i].grid);
+    const Placement from = Placement::pooled_output_of(from_layout, e.pooled.H, e.pooled.W);
+    const Placement to = e.residual ? Placement::output_of(to_layout) : Placement::input_of(to_layout);
+    BoxExchange exchange(world, from.tensor(), [&](int64_t r) { return from.slice(r); }, to.tensor(),
+                         [&](int64_t r) { return to.slice(r); });
+    const Slice held = from.slice(rank), wanted = to.slice(rank);
+    const int64_t common = slice_overlap(wanted, to.tensor(), held, from.tensor());
+    Buffer held_data(exchange.held_size()), wanted_data(exchange.wanted_size());
+    TrafficCounter traffic;
+    MPI_Barrier(world.raw());
+    const double t0 = MPI_Wtime();
+    if (!backward) {
+      exchange.forward(held_data.data(), wanted_data.data(), traffic);
+      phase.model += wanted.size() - common;
+    } else {
+      exchange.reverse_add(wanted_data.data(), held_data.data(), traffic);
+      phase.model += held.size() - common;
+    }
+    MPI_Barrier(world.raw());
+    phase.seconds += MPI_Wtime() - t0;
+    phase.measured += traffic.traffic().words();
+  }
+  return phase;
+}
+
+LayerResult run_layer(const Communicator& world, const NetworkLayerPlan& layer, const std::vector<ConvShape>& shapes,
+                      const std::vector<LayerChoice>& choices, size_t i, Backend backend) {
+  LayerResult result;
+  result.edges = run_edges(world, layer, shapes, choices, i, /*backward=*/false);
+  const ProcessGrid grid(choices[i].grid, world);
+  const int64_t panels = choices[i].panels;
+  LayerRun run(shapes[i], grid, backend, panels);
+  if (!sim::kernels_skipped()) run.generate(1);
+  const std::vector<Pass> passes(kPasses.begin(), kPasses.end());
+  // A warm-up step first (oneDNN compiles, buffers are touched) unless the kernels are skipped.
+  std::map<Pass, PassTiming> timing = run.time_steps(world, passes, 1, /*warm_up=*/!sim::kernels_skipped());
+  Held held;
+  for (size_t p = 0; p < kPasses.size(); ++p) {
+    const Pass pass = kPasses[p];
+    const PassVolume model = panels > 0 ? streamed_pass_volume(run.layout(), grid.coord(), pass, panels)
+                                        : grid_pass_volume(run.layout(), grid.coord(), pass, held);
+    held = held_after(pass, held);
+    result.passes[p] = {timing[pass].traffic.words(), model.words(), timing[pass].seconds.front()};
+  }
+  const Phase back = run_edges(world, layer, shapes, choices, i, /*backward=*/true);
+  result.edges.measured += back.measured;
+  result.edges.model += back.model;
+  result.edges.seconds += back.seconds;
+  return result;
+}
+
+// Largest over ranks, at rank 0.
+int64_t max_at_root(const Communicator& world, int64_t value) {
+  int64_t out = value;
+  MPI_Reduce(&value, &out, 1, MPI_INT64_T, MPI_MAX, 0, world.raw());
+  return out;
+}
+
+int run_step(const StepOptions& o) {
+  apply_compute_flag(o.compute);
+  const Communicator world = Communicator::world();
+  const bool root = world.rank() == 0;
+  if (o.strategy != "planner" && o.strategy != "data" && o.strategy != "hybrid") {
+    throw InputError(fmt::format("--plan '{}': expected planner, data or hybrid", o.strategy));
+  }
+  const Network net = load_network(o.network);
+  const Backend backend = o.backend == "reference" ? Backend::reference : Backend::onednn;
+  const std::vector<ComputeLayer> compute = net.compute_layers();
+  std::vector<ConvShape> shapes;
+  for (const ComputeLayer& c : compute) shapes.push_back(conv_shape(net.layers()[c.layer], o.batch));
+
+  std::optional<NetworkPlan> plan;
+  std::string error;
+  if (root) {
+    try {
+      NetworkPlanOptions no;
+      PlanFlags flags = o.plan;
+      flags.passes = "train";
+      no.layer = plan_options(flags, world.size());
+      no.layer.engine = backend;
+      no.batch = o.batch;
+      no.family = family_of(o.strategy);
+      plan = plan_network(net, no);
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+  }
+  collective_check(world, error.empty(), error);
+  const std::vector<LayerChoice> choices = broadcast_choices(world, plan, compute.size());
+  // Every rank needs the edges (which layers feed which, pooled how): the same on every rank, and
+  // cheap to plan with every layer's grid fixed (a family of one grid per layer).
+  std::vector<NetworkLayerPlan> layers(compute.size());
+  if (root) layers = plan->layers;
+  {
+    // The edges' structure (from index, pooled extents, residual) does not depend on the grids:
+    // rank 0 sends it. Four integers per edge.
+    std::vector<int64_t> flat;
+    if (root) {
+      for (size_t i = 0; i < layers.size(); ++i) {
+        for (const EdgeFigures& e : layers[i].edges_in) {
+          flat.insert(flat.end(), {static_cast<int64_t>(i), static_cast<int64_t>(e.from_index), e.residual ? 1 : 0,
+                                   e.pooled.C, e.pooled.H, e.pooled.W});
+        }
+      }
+    }
+    int64_t n = static_cast<int64_t>(flat.size());
+    MPI_Bcast(&n, 1, MPI_INT64_T, 0, world.raw());
+    flat.resize(static_cast<size_t>(n));
+    MPI_Bcast(flat.data(), static_cast<int>(n), MPI_INT64_T, 0, world.raw());
+    if (!root) {
+      for (size_t j = 0; j + 6 <= flat.size(); j += 6) {
+        EdgeFigures e;
+        e.from_index = static_cast<size_t>(flat[j + 1]);
+        e.residual = flat[j + 2] != 0;
+        e.pooled = {flat[j + 3], flat[j + 4], flat[j + 5]};
+        layers[static_cast<size_t>(flat[j])].edges_in.push_back(e);
+      }
+    }
+  }
+
+  nlohmann::json report;
+  if (root) {
+    fmt::print("convgrid step  {} at batch {} on {} ranks, plan {} ({}), profile {}, compute {}\n", net.name(),
+               o.batch, world.size(), o.strategy, to_string(family_of(o.strategy)), o.plan.profile, o.compute);
+    fmt::print("{:<24} {:<16} {:>6} {:>14} {:>14} {:>12} {:>12}\n", "layer", "grid", "panels", "words", "model words",
+               "time ms", "model ms");
+  }
+  bool all_equal = true;
+  double step_s = 0, step_model_s = 0;
+  int64_t step_words = 0;
+  for (size_t i = 0; i < compute.size(); ++i) {
+    const LayerResult r = run_layer(world, layers[i], shapes, choices, i, backend);
+    int64_t mismatch = r.edges.measured != r.edges.model ? 1 : 0;
+    for (const Phase& p : r.passes) mismatch |= p.measured != p.model ? 1 : 0;
+    // Largest over ranks of each phase's words and times (the model's figures are the busiest
+    // rank's per phase, summed).
+    std::array<int64_t, 4> w{r.passes[0].measured, r.passes[1].measured, r.passes[2].measured, r.edges.measured};
+    std::array<double, 4> s{r.passes[0].seconds, r.passes[1].seconds, r.passes[2].seconds, r.edges.seconds};
+    std::array<int64_t, 4> wmax{};
+    std::array<double, 4> smax{};
+    MPI_Reduce(w.data(), wmax.data(), 4, MPI_INT64_T, MPI_MAX, 0, world.raw());
+    MPI_Reduce(s.data(), smax.data(), 4, MPI_DOUBLE, MPI_MAX, 0, world.raw());
+    const int64_t any_mismatch = max_at_root(world, mismatch);
+    if (root) {
+      const NetworkLayerPlan& l = layers[i];
+      const int64_t layer_words = wmax[0] + wmax[1] + wmax[2] + wmax[3];
+      const int64_t model_words = l.plan.words() + l.redistribution_words();
+      const double layer_s = smax[0] + smax[1] + smax[2] + smax[3];
+      const double model_s = l.plan.time_s() + l.redistribution_time_s();
+      all_equal = all_equal && any_mismatch == 0;
+      step_s += layer_s;
+      step_model_s += model_s;
+      step_words += layer_words;
+      fmt::print("{:<24} {:<16} {:>6} {:>14} {:>14} {:>12.3f} {:>12.3f}{}\n", l.name, choices[i].grid.to_string(),
+                 choices[i].panels, layer_words, model_words, 1e3 * layer_s, 1e3 * model_s,
+                 any_mismatch ? "  WORDS DIFFER FROM THE MODEL ON SOME RANK" : "");
+      nlohmann::json passes = nlohmann::json::array();
+      for (size_t p = 0; p < kPasses.size(); ++p) {
+        passes.push_back({{"pass", pass_name(kPasses[p])},
+                          {"words_max", wmax[p]},
+                          {"model_words_max", l.plan.passes[p].volume.max_words},
+                          {"seconds", smax[p]},
+                          {"model_seconds", l.plan.passes[p].time_s}});
+      }
+      report["layers"].push_back({{"name", l.name},
+                                  {"grid", choices[i].grid.to_string()},
+                                  {"panels", choices[i].panels},
+                                  {"words_max", layer_words},
+                                  {"model_words_max", model_words},
+                                  {"words_equal_model_on_every_rank", any_mismatch == 0},
+                                  {"seconds", layer_s},
+                                  {"model_seconds", model_s},
+                                  {"redistribution_words_max", wmax[3]},
+                                  {"model_redistribution_words_max", l.redistribution_words()},
+                                  {"redistribution_seconds", smax[3]},
+                                  {"model_redistribution_seconds", l.redistribution_time_s()},
+                                  {"passes", passes}});
+    }
+  }
+  int64_t equal = all_equal ? 1 : 0;
+  MPI_Bcast(&equal, 1, MPI_INT64_T, 0, world.raw());
+  if (root) {
+    fmt::print("step: {} words (busiest rank per phase, summed), {:.3f} ms; model {:.3f} ms ({:.2f}x); words equal "
+               "the model on every rank: {}\n",
+               step_words, 1e3 * step_s, 1e3 * step_model_s, step_model_s > 0 ? step_s / step_model_s : 0.0,
+               all_equal ? "yes" : "NO");
+    report["network"] = net.name();
+    report["batch"] = o.batch;
+    report["ranks"] = world.size();
+    report["plan"] = o.strategy;
+    report["profile"] = o.plan.profile;
+    report["compute"] = o.compute;
+    report["step_seconds"] = step_s;
+    report["model_step_seconds"] = step_model_s;
+    report["step_words"] = step_words;
+    report["words_equal_model_on_every_rank"] = all_equal;
+    if (!o.json.empty()) {
+      std::ofstream f(o.json);
+      f << report.dump(2) << "\n";
+      if (!f) throw InputError(fmt::format("--json {}: cannot write", o.json));
+    }
+  }
+  return equal ? 0 : 2;
+}
+
+}  // namespace
+
+void add_step_command(CLI::App& app, Registry& registry) {
+  auto o = std::make_shared<StepOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "step", "One training step of a network's conv and fc layers on their planned grids, with the "
+              "redistributions between them: words against the model on every rank, time against the model");
+  sub->add_option("--network", o->network, "Built-in network (resnet50, vgg16, fmnist) or JSON file");
+  sub->add_option("--batch", o->batch, "Batch size");
+  sub->add_option("--plan", o->strategy, "planner (every grid), data (data parallelism) or hybrid (best batch x spatial)");
+  sub->add_option("--objective", o->plan.objective, "Planner objective: volume or time")
+      ->check(CLI::IsMember({"volume", "time"}));
+  sub->add_option("--profile", o->plan.profile, "Machine profile of the modelled times");
+  sub->add_option("--backend", o->backend, "Local kernels")->check(CLI::IsMember({"onednn", "reference"}));
+  add_compute_flag(sub, o->compute);
+  sub->add_option("--json", o->json, "Write the figures as JSON");
+  registry.emplace_back(sub, [o] { return run_step(*o); });
+}
+
+}  // namespace convgrid::cli
