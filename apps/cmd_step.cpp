@@ -20,9 +20,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <array>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <memory>
 #include <optional>
 #include <string>
@@ -101,16 +103,20 @@ struct Phase {
 
 struct LayerResult {
   std::array<Phase, 3> passes;  // forward, backward-data, backward-weights
-  Phase edges;                  // every redistribution into the layer, both directions
+  // Each redistribution into the layer, each direction: the activation, then its gradient
+  // (kept apart, as the model takes the busiest rank of each).
+  std::vector<Phase> edges;
 };
 
 // The redistributions into layer `i`: forward moves of the activations, then (as the backward
 // pass would, after the layer's passes) their gradients back, each between barriers.
-Phase run_edges(const Communicator& world, const NetworkLayerPlan& layer, const std::vector<ConvShape>& shapes,
-                const std::vector<LayerChoice>& choices, size_t i, bool backward) {
-  Phase phase;
+std::vector<Phase> run_edges(const Communicator& world, const NetworkLayerPlan& layer,
+                             const std::vector<ConvShape>& shapes, const std::vector<LayerChoice>& choices, size_t i,
+                             bool backward) {
+  std::vector<Phase> phases;
   const int64_t rank = world.rank();
   for (const EdgeFigures& e : layer.edges_in) {
+    Phase phase;
     const LayerLayout from_layout(shapes[e.from_index], choices[e.from_index].grid);
     const LayerLayout to_layout(shapes[i], choices[i].grid);
     const Placement from = Placement::pooled_output_of(from_layout, e.pooled.H, e.pooled.W);
@@ -131,10 +137,11 @@ Phase run_edges(const Communicator& world, const NetworkLayerPlan& layer, const 
       phase.model += held.size() - common;
     }
     MPI_Barrier(world.raw());
-    phase.seconds += MPI_Wtime() - t0;
-    phase.measured += traffic.traffic().words();
+    phase.seconds = MPI_Wtime() - t0;
+    phase.measured = traffic.traffic().words();
+    phases.push_back(phase);
   }
-  return phase;
+  return phases;
 }
 
 LayerResult run_layer(const Communicator& world, const NetworkLayerPlan& layer, const std::vector<ConvShape>& shapes,
@@ -156,10 +163,8 @@ LayerResult run_layer(const Communicator& world, const NetworkLayerPlan& layer, 
     held = held_after(pass, held);
     result.passes[p] = {timing[pass].traffic.words(), model.words(), timing[pass].seconds.front()};
   }
-  const Phase back = run_edges(world, layer, shapes, choices, i, /*backward=*/true);
-  result.edges.measured += back.measured;
-  result.edges.model += back.model;
-  result.edges.seconds += back.seconds;
+  const std::vector<Phase> back = run_edges(world, layer, shapes, choices, i, /*backward=*/true);
+  result.edges.insert(result.edges.end(), back.begin(), back.end());
   return result;
 }
 
@@ -244,22 +249,31 @@ int run_step(const StepOptions& o) {
   int64_t step_words = 0;
   for (size_t i = 0; i < compute.size(); ++i) {
     const LayerResult r = run_layer(world, layers[i], shapes, choices, i, backend);
-    int64_t mismatch = r.edges.measured != r.edges.model ? 1 : 0;
-    for (const Phase& p : r.passes) mismatch |= p.measured != p.model ? 1 : 0;
-    // Largest over ranks of each phase's words and times (the model's figures are the busiest
-    // rank's per phase, summed).
-    std::array<int64_t, 4> w{r.passes[0].measured, r.passes[1].measured, r.passes[2].measured, r.edges.measured};
-    std::array<double, 4> s{r.passes[0].seconds, r.passes[1].seconds, r.passes[2].seconds, r.edges.seconds};
-    std::array<int64_t, 4> wmax{};
-    std::array<double, 4> smax{};
-    MPI_Reduce(w.data(), wmax.data(), 4, MPI_INT64_T, MPI_MAX, 0, world.raw());
-    MPI_Reduce(s.data(), smax.data(), 4, MPI_DOUBLE, MPI_MAX, 0, world.raw());
+    // Each phase's words and seconds: the three passes, then every edge in each direction.
+    std::vector<Phase> phases(r.passes.begin(), r.passes.end());
+    phases.insert(phases.end(), r.edges.begin(), r.edges.end());
+    int64_t mismatch = 0;
+    std::vector<int64_t> w, wmax(phases.size());
+    std::vector<double> s, smax(phases.size());
+    for (const Phase& p : phases) {
+      mismatch |= p.measured != p.model ? 1 : 0;
+      w.push_back(p.measured);
+      s.push_back(p.seconds);
+    }
+    // The largest over ranks of each (the model's figures are the busiest rank's per phase).
+    MPI_Reduce(w.data(), wmax.data(), static_cast<int>(w.size()), MPI_INT64_T, MPI_MAX, 0, world.raw());
+    MPI_Reduce(s.data(), smax.data(), static_cast<int>(s.size()), MPI_DOUBLE, MPI_MAX, 0, world.raw());
     const int64_t any_mismatch = max_at_root(world, mismatch);
+    const auto sum_from = [](const auto& v, size_t first) {
+      return std::accumulate(v.begin() + static_cast<std::ptrdiff_t>(first), v.end(), decltype(v[0] + v[0]){});
+    };
     if (root) {
       const NetworkLayerPlan& l = layers[i];
-      const int64_t layer_words = wmax[0] + wmax[1] + wmax[2] + wmax[3];
+      const int64_t edge_words = sum_from(wmax, 3);
+      const double edge_s = sum_from(smax, 3);
+      const int64_t layer_words = wmax[0] + wmax[1] + wmax[2] + edge_words;
       const int64_t model_words = l.plan.words() + l.redistribution_words();
-      const double layer_s = smax[0] + smax[1] + smax[2] + smax[3];
+      const double layer_s = smax[0] + smax[1] + smax[2] + edge_s;
       const double model_s = l.plan.time_s() + l.redistribution_time_s();
       all_equal = all_equal && any_mismatch == 0;
       step_s += layer_s;
@@ -268,6 +282,7 @@ int run_step(const StepOptions& o) {
       fmt::print("{:<24} {:<16} {:>6} {:>14} {:>14} {:>12.3f} {:>12.3f}{}\n", l.name, choices[i].grid.to_string(),
                  choices[i].panels, layer_words, model_words, 1e3 * layer_s, 1e3 * model_s,
                  any_mismatch ? "  WORDS DIFFER FROM THE MODEL ON SOME RANK" : "");
+      std::fflush(stdout);  // a layer at a time: long simulated runs show their progress
       nlohmann::json passes = nlohmann::json::array();
       for (size_t p = 0; p < kPasses.size(); ++p) {
         passes.push_back({{"pass", pass_name(kPasses[p])},
@@ -284,9 +299,9 @@ int run_step(const StepOptions& o) {
                                   {"words_equal_model_on_every_rank", any_mismatch == 0},
                                   {"seconds", layer_s},
                                   {"model_seconds", model_s},
-                                  {"redistribution_words_max", wmax[3]},
+                                  {"redistribution_words_max", edge_words},
                                   {"model_redistribution_words_max", l.redistribution_words()},
-                                  {"redistribution_seconds", smax[3]},
+                                  {"redistribution_seconds", edge_s},
                                   {"model_redistribution_seconds", l.redistribution_time_s()},
                                   {"passes", passes}});
     }

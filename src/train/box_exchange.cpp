@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "comm/collectives.hpp"
+#include "sim/compute.hpp"
 #include "convgrid/error.hpp"
 #include "model/redistribution.hpp"
 
@@ -178,28 +179,32 @@ void unpack(const std::vector<std::vector<Run>>& runs, const std::vector<int64_t
 
 }  // namespace
 
+// With --compute model (sim/compute.hpp) the elements are not moved in memory: the buffers hold
+// nothing of meaning, and only the all-to-all, whose counts are exact, is simulated.
 void BoxExchange::forward(const float* held, float* wanted, TrafficCounter& traffic) {
+  const bool elements = !sim::kernels_skipped();
   if (anything_moves_) {
-    pack(send_runs_, send_displs_, &Run::held, held, send_.data());
+    if (elements) pack(send_runs_, send_displs_, &Run::held, held, send_.data());
     all_to_all_v(comm_, send_.span().first(send_total_), send_counts_, send_displs_,
                  recv_.span().first(recv_total_), recv_counts_, recv_displs_, traffic);
-    unpack(recv_runs_, recv_displs_, &Run::wanted, recv_.data(), wanted, false);
+    if (elements) unpack(recv_runs_, recv_displs_, &Run::wanted, recv_.data(), wanted, false);
   }
-  if (held == wanted) return;
+  if (held == wanted || !elements) return;
   for (const Run& run : self_runs_) {
     std::memcpy(wanted + run.wanted, held + run.held, run.length * sizeof(float));
   }
 }
 
 void BoxExchange::reverse_add(const float* wanted_grad, float* held_grad, TrafficCounter& traffic) {
+  const bool elements = !sim::kernels_skipped();
   if (anything_moves_) {
     // The forward's receive lists, read backwards: what this rank wanted goes back to its holder.
-    pack(recv_runs_, recv_displs_, &Run::wanted, wanted_grad, recv_.data());
+    if (elements) pack(recv_runs_, recv_displs_, &Run::wanted, wanted_grad, recv_.data());
     all_to_all_v(comm_, recv_.span().first(recv_total_), recv_counts_, recv_displs_,
                  send_.span().first(send_total_), send_counts_, send_displs_, traffic);
-    unpack(send_runs_, send_displs_, &Run::held, send_.data(), held_grad, true);
+    if (elements) unpack(send_runs_, send_displs_, &Run::held, send_.data(), held_grad, true);
   }
-  if (held_grad == wanted_grad) return;
+  if (held_grad == wanted_grad || !elements) return;
   for (const Run& run : self_runs_) {
     float* dst = held_grad + run.held;
     const float* src = wanted_grad + run.wanted;
