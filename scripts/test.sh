@@ -37,7 +37,7 @@ ctest_sanitize() {
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-sanitize -L unit --output-on-failure --timeout 900
 }
-build_smpi() { bash scripts/build_smpi.sh mpi_tests; }
+build_smpi() { bash scripts/build_smpi.sh mpi_tests convgrid_cli; }
 ctest_smpi() { ctest --test-dir build-smpi -L '^smpi$' --output-on-failure --timeout 900; }
 
 stage "build (Release)" build_release

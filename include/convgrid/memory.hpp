@@ -54,7 +54,8 @@ struct TrackedAllocator {
 template <class T>
 using TrackedVector = std::vector<T, TrackedAllocator<T>>;
 
-// An owning, 64-byte aligned, zero-initialised array of floats. Move-only.
+// An owning, 64-byte aligned, zero-initialised array of floats (garbage under --compute model,
+// where nothing reads it: sim/allocation.hpp). Move-only.
 class Buffer {
  public:
   Buffer() = default;

@@ -24,7 +24,9 @@ void* allocate_buffer_bytes(size_t bytes) {
   if (kernels_skipped() && bytes >= kFoldedBytes) return SMPI_SHARED_MALLOC(rounded(bytes));
 #endif
   void* p = std::aligned_alloc(kAlign, rounded(bytes));
-  if (p != nullptr) std::memset(p, 0, rounded(bytes));
+  // In model mode nothing reads a buffer's contents: no zero-fill (it was a quarter of the host
+  // time of a 256-rank ResNet-50 step).
+  if (p != nullptr && !kernels_skipped()) std::memset(p, 0, rounded(bytes));
   return p;
 }
 

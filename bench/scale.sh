@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The scaling study of docs/scale.md: simulated time of a ResNet-50 training step (every conv and
+# fc layer's three passes and the redistributions between them, `convgrid step`) at batch 256, on
+# the simulated clusters of platforms/, for the planner's plan, data parallelism and the best batch
+# x spatial hybrid, in model mode (kernels skipped, their modelled flops injected). Every run also
+# checks that every rank's words equal the model.
+#
+# Usage: bash bench/scale.sh [OUT_DIR]   (default docs/results/scale)
+#   SCALE_PROCS      rank counts (default "64 256 1024 4096")
+#   SCALE_PLATFORMS  platforms (default "ib100-cpu nvlink-gpu")
+#   SCALE_PLANS      plans (default "planner data hybrid")
+#   SCALE_LIMIT_S    wall-clock limit of one run, seconds (default 1800); a run past it is recorded
+#                    as not finished, with the layers it got through
+# Writes OUT_DIR/<platform>-<plan>-<P>.{txt,json}, OUT_DIR/scale.csv and OUT_DIR/time.svg.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-docs/results/scale}
+procs=${SCALE_PROCS:-64 256 1024 4096}
+platforms=${SCALE_PLATFORMS:-ib100-cpu nvlink-gpu}
+plans=${SCALE_PLANS:-planner data hybrid}
+limit=${SCALE_LIMIT_S:-1800}
+mkdir -p "$out"
+bash scripts/setup.sh
+bash scripts/build_smpi.sh convgrid_cli > /dev/null
+
+echo "platform,plan,procs,finished,words_equal_model,step_s,model_step_s,step_words,wall_s,peak_rss_kb" > "$out/scale.csv"
+for platform in $platforms; do
+  profile=$platform  # each platform matches the machine profile of the same name
+  for plan in $plans; do
+    for p in $procs; do
+      name="$platform-$plan-$p"
+      echo "== $name"
+      rm -f "$out/$name.json"
+      start=$(date +%s)
+      timeout "$limit" /usr/bin/time -f "%M" -o "$out/$name.rss" \
+        bash scripts/smpirun.sh --platform "$platform" --np "$p" build-smpi/convgrid step --network resnet50 \
+        --batch 256 --plan "$plan" --profile "$profile" --compute model --json "$out/$name.json" > "$out/$name.txt" 2>&1
+      status=$?
+      wall=$(($(date +%s) - start))
+      rss=$(tail -1 "$out/$name.rss" 2>/dev/null || echo 0)
+      rm -f "$out/$name.rss"
+      if [[ $status -eq 0 && -f $out/$name.json ]]; then
+        /usr/bin/python3 - "$out/$name.json" "$platform" "$plan" "$p" "$wall" "$rss" >> "$out/scale.csv" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(",".join([sys.argv[2], sys.argv[3], sys.argv[4], "yes", "yes" if j["words_equal_model_on_every_rank"] else "no",
+                str(j["step_seconds"]), str(j["model_step_seconds"]), str(j["step_words"]), sys.argv[5], sys.argv[6]]))
+PY
+      else
+        layers=$(grep -cE '^(conv|res|fc)' "$out/$name.txt" || true)
+        echo "   not finished (status $status after ${wall} s, $layers layers done): $(tail -1 "$out/$name.txt")"
+        echo "$platform,$plan,$p,no ($layers layers in ${wall} s),,,,,$wall,$rss" >> "$out/scale.csv"
+      fi
+    done
+  done
+done
+
+# Simulated against modelled step time, per platform and plan.
+if command -v gnuplot > /dev/null; then
+  /usr/bin/python3 - "$out" <<'PY'
+import csv, sys, subprocess
+out = sys.argv[1]
+rows = [r for r in csv.DictReader(open(f"{out}/scale.csv")) if r["finished"] == "yes"]
+series, blocks = [], []
+for platform in sorted({r["platform"] for r in rows}):
+    for plan in sorted({r["plan"] for r in rows}):
+        pts = sorted((int(r["procs"]), float(r["step_s"]), float(r["model_step_s"]))
+                     for r in rows if r["platform"] == platform and r["plan"] == plan)
+        if not pts:
+            continue
+        for kind, col in (("simulated", 1), ("modelled", 2)):
+            blocks.append("\n".join(f"{q[0]} {q[col] * 1e3}" for q in pts) + "\ne")
+            series.append(f"'-' with linespoints title '{platform} {plan} {kind}'" + (" dt 2" if kind == "modelled" else ""))
+if series:
+    script = (f"set terminal svg size 900,560\nset output '{out}/time.svg'\nset logscale xy 2\n"
+              "set xlabel 'ranks P'\nset ylabel 'ResNet-50 training step, batch 256 (ms)'\nset key outside\n"
+              "plot " + ", ".join(series) + "\n" + "\n".join(blocks) + "\n")
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+PY
+fi
+column -s, -t "$out/scale.csv"
