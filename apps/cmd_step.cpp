@@ -11,8 +11,9 @@
 //                              reduce-scattered over the c-fibre
 //   backward-data              dOut over the c-fibre, partial dIn reduce-scattered over the k-fibre
 //   backward-weights           partial dKer reduce-scattered over the nhw-fibre
-// Each phase is timed between barriers (MPI_Wtime: simulated time under SMPI); the step's time is
-// their sum, as the model's is. Every rank checks its received words against the model, pass by
+// Each phase starts at a barrier and ends when its slowest rank is done (MPI_Wtime: simulated time
+// under SMPI; a barrier's own latency is not counted); the step's time is their sum, as the
+// model's is. Every rank checks its received words against the model, pass by
 // pass and edge by edge, and the command fails when any rank differs.
 //
 // The plan is made once, by rank 0, and its grids and panels are broadcast (4096 ranks planning
@@ -136,8 +137,8 @@ std::vector<Phase> run_edges(const Communicator& world, const NetworkLayerPlan& 
       exchange.reverse_add(wanted_data.data(), held_data.data(), traffic);
       phase.model += held.size() - common;
     }
+    phase.seconds = MPI_Wtime() - t0;  // until this rank is done: the slowest rank's is the phase's
     MPI_Barrier(world.raw());
-    phase.seconds = MPI_Wtime() - t0;
     phase.measured = traffic.traffic().words();
     phases.push_back(phase);
   }
@@ -161,7 +162,7 @@ LayerResult run_layer(const Communicator& world, const NetworkLayerPlan& layer, 
     const PassVolume model = panels > 0 ? streamed_pass_volume(run.layout(), grid.coord(), pass, panels)
                                         : grid_pass_volume(run.layout(), grid.coord(), pass, held);
     held = held_after(pass, held);
-    result.passes[p] = {timing[pass].traffic.words(), model.words(), timing[pass].seconds.front()};
+    result.passes[p] = {timing[pass].traffic.words(), model.words(), timing[pass].own_seconds};
   }
   const std::vector<Phase> back = run_edges(world, layer, shapes, choices, i, /*backward=*/true);
   result.edges.insert(result.edges.end(), back.begin(), back.end());

@@ -57,6 +57,22 @@ TEST(GridVolume, ChannelSplitsGatherInputAndReduceScatterOutput) {
                 .reduce_scatter, 144);
 }
 
+TEST(GridVolume, LatencyStepsAreTheRoundsOfRingCollectivesAndOneAHaloMessage) {
+  // Grid 2,3,4,1,1: forward gathers In over the k-fibre of 3 (2 rounds), Ker over the nhw-fibre
+  // of 2 (1 round) and reduce-scatters Out over the c-fibre of 4 (3 rounds): 3 messages, 6 rounds.
+  const char* s = "N=4,C=8,H=6,W=6,K=6,R=1,S=1";
+  const PassVolume f = volume(s, GridDims{2, 3, 4, 1, 1}, 0, Pass::forward);
+  EXPECT_EQ(f.messages, 3);
+  EXPECT_EQ(f.latency_steps, 6);
+  // A halo message is one round: the spatial split above, rank 0 (2 rows from ph=1, and the
+  // weights over the nhw-fibre of 2).
+  const PassVolume h = volume("N=2,C=3,H=8,W=5,K=4,R=3,S=3,pad=1", GridDims{1, 1, 1, 2, 1}, 0, Pass::forward);
+  EXPECT_EQ(h.messages, 2);
+  EXPECT_EQ(h.latency_steps, 2);
+  // Nothing over fibres of one rank.
+  EXPECT_EQ(volume(s, GridDims{1, 1, 1, 1, 1}, 0, Pass::forward).latency_steps, 0);
+}
+
 TEST(GridVolume, UnreadPixelsAreNotCounted) {
   // 1x1 stride 2 on 8x8: only 16 of 64 pixels per plane are read; Pk=2 gathers 1 plane of 2.
   const char* s = "N=1,C=2,H=8,W=8,K=2,R=1,S=1,stride=2";

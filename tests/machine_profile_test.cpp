@@ -122,7 +122,9 @@ TEST(MachineProfile, BadFilesNameTheFileAndTheKey) {
       {"name", "3", "\"name\" must be a string"},
       {"name", "\"\"", "\"name\" is empty"},
       {"source", "null", "\"source\" must be a string, not null"},
-      {"latency", "1", "unknown key \"latency\""},
+      {"latency", "1", "\"latency\" must be a string, not 1"},
+      {"latency", "\"ring\"", "\"latency\" must be \"per_message\" or \"per_step\", not \"ring\""},
+      {"alpha", "1", "unknown key \"alpha\""},
   };
   for (const Case& c : cases) {
     const std::string path = tmp.write("bad.json", example_with(c.key, c.value));
@@ -151,6 +153,22 @@ TEST(PassCost, AddsLatencyTransferAndCompute) {
   m.overlap = true;
   EXPECT_DOUBLE_EQ(pass_time(m, v, 2e4), 3e-6 + 2e-5);
   EXPECT_DOUBLE_EQ(pass_time(m, v, 2e3), 3e-6 + 7e-6);
+}
+
+TEST(PassCost, LatencyPerStepCountsTheRoundsOfMpisAlgorithms) {
+  // The same pass, its 3 messages taking 40 rounds (a ring over 21 ranks and one over 20).
+  MachineProfile m = example();
+  PassVolume v{1000, 500, 250, 3};
+  v.latency_steps = 39;
+  EXPECT_DOUBLE_EQ(pass_time_parts(m, v, 0).latency_s, 3e-6);  // per message: the default
+  m.latency_per_step = true;
+  EXPECT_DOUBLE_EQ(pass_time_parts(m, v, 0).latency_s, 39e-6);
+  EXPECT_DOUBLE_EQ(pass_time(m, v, 2e4), 39e-6 + 7e-6 + 2e-5);
+  // The key round-trips, and a profile without it has one alpha per message.
+  EXPECT_TRUE(profile_from_json(profile_to_json(m), "test").latency_per_step);
+  EXPECT_FALSE(profile_from_json(nlohmann::json::parse(example_with("latency", "")), "test").latency_per_step);
+  EXPECT_TRUE(load_profile("ib100-cpu").latency_per_step);
+  EXPECT_TRUE(load_profile("nvlink-gpu").latency_per_step);
 }
 
 TEST(PassCost, LocalFlopsOfABlockIncludePaddingTaps) {

@@ -14,10 +14,12 @@ void gather_input(const LayerLayout& L, GridCoord g, PassVolume& v) {
       v.all_gather += L.read_count(L.in_slice(o));
     }
     v.messages += 1;
+    v.latency_steps += L.dims().Pk - 1;
   }
   for (const HaloPiece& p : L.halo_recv(g)) {
     v.point_to_point += p.words;
     v.messages += 1;
+    v.latency_steps += 1;
   }
 }
 
@@ -26,6 +28,7 @@ void gather_weights(const LayerLayout& L, GridCoord g, PassVolume& v) {
   if (L.dims().nhw_size() > 1) {
     v.all_gather += L.ker_block(g).volume() - L.ker_slice(g).size();
     v.messages += 1;
+    v.latency_steps += L.dims().nhw_size() - 1;
   }
 }
 
@@ -34,6 +37,7 @@ void gather_grad_output(const LayerLayout& L, GridCoord g, PassVolume& v) {
   if (L.dims().Pc > 1) {
     v.all_gather += L.out_block(g).volume() - L.out_slice(g).size();
     v.messages += 1;
+    v.latency_steps += L.dims().Pc - 1;
   }
 }
 
@@ -41,6 +45,7 @@ void reduce_scatter(int64_t fibre, int64_t own_slice_words, PassVolume& v) {
   if (fibre > 1) {
     v.reduce_scatter += (fibre - 1) * own_slice_words;
     v.messages += 1;
+    v.latency_steps += fibre - 1;
   }
 }
 
@@ -62,6 +67,7 @@ PassVolume grid_pass_volume(const LayerLayout& L, GridCoord g, Pass pass, Held h
       for (const HaloPiece& p : L.halo_send(g)) {
         v.point_to_point += p.words;
         v.messages += 1;
+        v.latency_steps += 1;
       }
       reduce_scatter(d.Pk, L.read_count(L.in_slice(g)), v);
       break;

@@ -7,7 +7,12 @@
 //   reduce-scatter over q ranks: q-1 contributions to the rank's own slice;
 //   halo (point to point)      : the elements received;
 //   messages                   : one per collective on a fibre of more than one rank, one per
-//                                non-empty point-to-point receive.
+//                                non-empty point-to-point receive;
+//   latency steps (for time)   : the rounds of messages those take in MPI's algorithms: q-1 for an
+//                                all-gather or reduce-scatter over q ranks (the ring Open MPI runs
+//                                for large ones), one per point-to-point receive. Not counted at
+//                                run time: the time model's, checked against simulation
+//                                (docs/scale.md).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +27,7 @@ struct PassVolume {
   int64_t reduce_scatter = 0;
   int64_t point_to_point = 0;
   int64_t messages = 0;
+  int64_t latency_steps = 0;
 
   int64_t words() const { return all_gather + reduce_scatter + point_to_point; }
 };

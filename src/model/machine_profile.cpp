@@ -27,7 +27,8 @@ const Builtin kBuiltins[] = {
   "alpha_s": 1.5e-6,
   "beta_s_per_byte": 8e-11,
   "flop_rate": 1.8e11,
-  "overlap": false
+  "overlap": false,
+  "latency": "per_step"
 })json"},
     {"nvlink-gpu", R"json({
   "name": "nvlink-gpu",
@@ -36,7 +37,8 @@ const Builtin kBuiltins[] = {
   "alpha_s": 5e-6,
   "beta_s_per_byte": 4e-11,
   "flop_rate": 7.8e13,
-  "overlap": true
+  "overlap": true,
+  "latency": "per_step"
 })json"},
     {"local-default", R"json({
   "name": "local-default",
@@ -50,7 +52,7 @@ const Builtin kBuiltins[] = {
 };
 
 const char* const kKeys[] = {"name",      "description", "source", "alpha_s", "beta_s_per_byte",
-                             "flop_rate", "overlap"};
+                             "flop_rate", "overlap",     "latency"};
 
 const nlohmann::json& field(const nlohmann::json& j, const char* key, std::string_view origin) {
   auto it = j.find(key);
@@ -110,6 +112,15 @@ MachineProfile profile_from_json(const nlohmann::json& j, std::string_view origi
   p.beta_s_per_byte = positive_field(j, "beta_s_per_byte", origin);
   p.flop_rate = positive_field(j, "flop_rate", origin);
   p.overlap = bool_field(j, "overlap", origin);
+  // Optional (profiles written before it have one alpha per message).
+  if (j.contains("latency")) {
+    const std::string latency = text_field(j, "latency", origin);
+    if (latency != "per_message" && latency != "per_step") {
+      throw InputError(fmt::format("profile {}: key \"latency\" must be \"per_message\" or \"per_step\", not \"{}\"",
+                                   origin, latency));
+    }
+    p.latency_per_step = latency == "per_step";
+  }
   return p;
 }
 
@@ -117,7 +128,7 @@ nlohmann::ordered_json profile_to_json(const MachineProfile& p) {
   return {
       {"name", p.name},       {"description", p.description},         {"source", p.source},
       {"alpha_s", p.alpha_s}, {"beta_s_per_byte", p.beta_s_per_byte}, {"flop_rate", p.flop_rate},
-      {"overlap", p.overlap}};
+      {"overlap", p.overlap}, {"latency", p.latency_per_step ? "per_step" : "per_message"}};
 }
 
 MachineProfile read_profile(const std::string& path) {

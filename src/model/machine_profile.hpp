@@ -5,9 +5,13 @@
 // docs/profiles.md. Pure; no MPI.
 //
 //   {"name": "ib100-cpu", "description": "...", "source": "...",
-//    "alpha_s": 1.5e-6, "beta_s_per_byte": 8e-11, "flop_rate": 1.8e11, "overlap": false}
+//    "alpha_s": 1.5e-6, "beta_s_per_byte": 8e-11, "flop_rate": 1.8e11, "overlap": false,
+//    "latency": "per_step"}
 //
-// Every key is required and no other is allowed; the numbers must be finite and positive.
+// Every key but "latency" is required and no other is allowed; the numbers must be finite and
+// positive. "latency": "per_message" (the default) charges alpha once per message (a collective
+// call counts one); "per_step" once per round of messages of MPI's algorithm (q-1 for a ring
+// all-gather or reduce-scatter over q ranks, P-1 for an all-to-all): see docs/profiles.md.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -23,6 +27,7 @@ struct MachineProfile {
   double beta_s_per_byte = 0;  // seconds per byte received (inverse bandwidth)
   double flop_rate = 0;        // flop/s of one rank's local kernel
   bool overlap = false;        // communication and computation proceed at once
+  bool latency_per_step = false;  // alpha per round of MPI's algorithm, not per message
 
   bool operator==(const MachineProfile&) const = default;
 };

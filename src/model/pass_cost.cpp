@@ -8,7 +8,7 @@ namespace convgrid {
 PassTime pass_time_parts(const MachineProfile& m, const PassVolume& v, double flops) {
   constexpr double kBytesPerWord = sizeof(float);
   PassTime t;
-  t.latency_s = m.alpha_s * static_cast<double>(v.messages);
+  t.latency_s = m.alpha_s * static_cast<double>(m.latency_per_step ? v.latency_steps : v.messages);
   t.transfer_s = m.beta_s_per_byte * kBytesPerWord * static_cast<double>(v.words());
   t.compute_s = flops / m.flop_rate;
   t.total_s =

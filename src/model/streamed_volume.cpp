@@ -31,6 +31,7 @@ void halo(const LayerLayout& L, const std::vector<HaloPiece>& pieces, Range n, R
     const int64_t w = count_part(Slice::whole(b), &L.read(), b);
     v.point_to_point += w;
     v.messages += w > 0 ? 1 : 0;
+    v.latency_steps += w > 0 ? 1 : 0;
   }
 }
 
@@ -57,10 +58,12 @@ PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64
   const auto gather = [&](const std::vector<Slice>& slices, const ReadPixels* r, const Box4& part, int64_t me) {
     v.all_gather += gathered(slices, r, part, me);
     v.messages += slices.size() > 1 ? 1 : 0;
+    v.latency_steps += static_cast<int64_t>(slices.size()) - 1;
   };
   const auto reduce = [&](int64_t members, int64_t own_words) {
     v.reduce_scatter += (members - 1) * own_words;
     v.messages += members > 1 ? 1 : 0;
+    v.latency_steps += members - 1;
   };
   const std::vector<HaloPiece> recv = L.halo_recv(g), send = L.halo_send(g);
   const Range all{0, INT64_MAX};

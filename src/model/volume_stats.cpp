@@ -207,6 +207,7 @@ VolumeStats pass_volume_stats(const LayerLayout& L, Pass pass, Held held) {
     const PassVolume pv = grid_pass_volume(L, g, pass, held);
     v.max_words = std::max(v.max_words, pv.words());
     v.max_messages = std::max(v.max_messages, pv.messages);
+    v.max_latency_steps = std::max(v.max_latency_steps, pv.latency_steps);
   }
   return v;
 }

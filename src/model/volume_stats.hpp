@@ -22,6 +22,7 @@ struct VolumeStats {
   double mean_words = 0;
   int64_t max_messages = 0;
   double mean_messages = 0;
+  int64_t max_latency_steps = 0;  // the largest over ranks (grid_volume.hpp)
 };
 
 VolumeStats pass_volume_stats(const LayerLayout& layout, Pass pass, Held held);

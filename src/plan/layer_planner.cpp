@@ -65,6 +65,7 @@ LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const Plan
     PassVolume busiest;
     busiest.all_gather = f.volume.max_words;
     busiest.messages = f.volume.max_messages;
+    busiest.latency_steps = f.volume.max_latency_steps;
     f.time_s = pass_time(o.profile, busiest, flops);
     plan.passes.push_back(f);
   }
@@ -84,16 +85,19 @@ LayerPlan evaluate_streamed(const ConvShape& shape, const GridDims& grid, const 
     const Pass p = o.passes[i];
     PassFigures f{p, pass_volume_stats(L, p, Held{}), words_lower_bound_in_step(shape, grid.size(), o.passes, i), 0};
     f.volume.max_messages = 0;
+    f.volume.max_latency_steps = 0;
     double messages = 0;
     for (const GridCoord& g : ranks) {
-      const int64_t m = streamed_pass_volume(L, g, p, panels).messages;
-      f.volume.max_messages = std::max(f.volume.max_messages, m);
-      messages = std::max(messages, static_cast<double>(m));
+      const PassVolume v = streamed_pass_volume(L, g, p, panels);
+      f.volume.max_messages = std::max(f.volume.max_messages, v.messages);
+      f.volume.max_latency_steps = std::max(f.volume.max_latency_steps, v.latency_steps);
+      messages = std::max(messages, static_cast<double>(v.messages));
     }
     f.volume.mean_messages = messages;  // the largest: panels add messages on every rank alike
     PassVolume busiest;
     busiest.all_gather = f.volume.max_words;
     busiest.messages = f.volume.max_messages;
+    busiest.latency_steps = f.volume.max_latency_steps;
     f.time_s = pass_time(o.profile, busiest, flops);
     plan.passes.push_back(f);
   }
