@@ -29,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -109,38 +110,58 @@ struct LayerResult {
   std::vector<Phase> edges;
 };
 
-// The redistributions into layer `i`: forward moves of the activations, then (as the backward
-// pass would, after the layer's passes) their gradients back, each between barriers.
-std::vector<Phase> run_edges(const Communicator& world, const NetworkLayerPlan& layer,
-                             const std::vector<ConvShape>& shapes, const std::vector<LayerChoice>& choices, size_t i,
-                             bool backward) {
-  std::vector<Phase> phases;
-  const int64_t rank = world.rank();
+// One redistribution into a layer, set up once for both directions: the exchange, this rank's
+// storage on each side, and the words the model says it receives each way.
+struct Edge {
+  Placement from, to;
+  BoxExchange exchange;
+  Buffer held, wanted;
+  int64_t forward_model = 0, backward_model = 0;
+
+  Edge(const Communicator& world, Placement from_placement, Placement to_placement)
+      : from(std::move(from_placement)),
+        to(std::move(to_placement)),
+        exchange(world, from.tensor(), [this](int64_t r) { return from.slice(r); }, to.tensor(),
+                 [this](int64_t r) { return to.slice(r); }),
+        held(exchange.held_size()),
+        wanted(exchange.wanted_size()) {
+    const Slice mine_held = from.slice(world.rank()), mine_wanted = to.slice(world.rank());
+    const int64_t common = slice_overlap(mine_wanted, to.tensor(), mine_held, from.tensor());
+    forward_model = mine_wanted.size() - common;
+    backward_model = mine_held.size() - common;
+  }
+};
+
+std::vector<std::unique_ptr<Edge>> edges_into(const Communicator& world, const NetworkLayerPlan& layer,
+                                              const std::vector<ConvShape>& shapes,
+                                              const std::vector<LayerChoice>& choices, size_t i) {
+  std::vector<std::unique_ptr<Edge>> edges;
+  const LayerLayout to_layout(shapes[i], choices[i].grid);
   for (const EdgeFigures& e : layer.edges_in) {
-    Phase phase;
     const LayerLayout from_layout(shapes[e.from_index], choices[e.from_index].grid);
-    const LayerLayout to_layout(shapes[i], choices[i].grid);
-    const Placement from = Placement::pooled_output_of(from_layout, e.pooled.H, e.pooled.W);
-    const Placement to = e.residual ? Placement::output_of(to_layout) : Placement::input_of(to_layout);
-    BoxExchange exchange(world, from.tensor(), [&](int64_t r) { return from.slice(r); }, to.tensor(),
-                         [&](int64_t r) { return to.slice(r); });
-    const Slice held = from.slice(rank), wanted = to.slice(rank);
-    const int64_t common = slice_overlap(wanted, to.tensor(), held, from.tensor());
-    Buffer held_data(exchange.held_size()), wanted_data(exchange.wanted_size());
+    edges.push_back(std::make_unique<Edge>(
+        world, Placement::pooled_output_of(from_layout, e.pooled.H, e.pooled.W),
+        e.residual ? Placement::output_of(to_layout) : Placement::input_of(to_layout)));
+  }
+  return edges;
+}
+
+// Each edge in one direction: the activation forward, or (as the backward pass would, after
+// the layer's passes) its gradient back, each from a barrier until this rank is done.
+std::vector<Phase> run_edges(const Communicator& world, std::vector<std::unique_ptr<Edge>>& edges, bool backward) {
+  std::vector<Phase> phases;
+  for (std::unique_ptr<Edge>& e : edges) {
     TrafficCounter traffic;
     MPI_Barrier(world.raw());
     const double t0 = MPI_Wtime();
     if (!backward) {
-      exchange.forward(held_data.data(), wanted_data.data(), traffic);
-      phase.model += wanted.size() - common;
+      e->exchange.forward(e->held.data(), e->wanted.data(), traffic);
     } else {
-      exchange.reverse_add(wanted_data.data(), held_data.data(), traffic);
-      phase.model += held.size() - common;
+      e->exchange.reverse_add(e->wanted.data(), e->held.data(), traffic);
     }
-    phase.seconds = MPI_Wtime() - t0;  // until this rank is done: the slowest rank's is the phase's
+    const double seconds = MPI_Wtime() - t0;  // the slowest rank's is the phase's
     MPI_Barrier(world.raw());
-    phase.measured = traffic.traffic().words();
-    phases.push_back(phase);
+    phases.push_back({traffic.traffic().words(), backward ? e->backward_model : e->forward_model, seconds});
   }
   return phases;
 }
@@ -148,7 +169,8 @@ std::vector<Phase> run_edges(const Communicator& world, const NetworkLayerPlan& 
 LayerResult run_layer(const Communicator& world, const NetworkLayerPlan& layer, const std::vector<ConvShape>& shapes,
                       const std::vector<LayerChoice>& choices, size_t i, Backend backend) {
   LayerResult result;
-  result.edges = run_edges(world, layer, shapes, choices, i, /*backward=*/false);
+  std::vector<std::unique_ptr<Edge>> edges = edges_into(world, layer, shapes, choices, i);
+  result.edges = run_edges(world, edges, /*backward=*/false);
   const ProcessGrid grid(choices[i].grid, world);
   const int64_t panels = choices[i].panels;
   LayerRun run(shapes[i], grid, backend, panels);
@@ -164,7 +186,7 @@ LayerResult run_layer(const Communicator& world, const NetworkLayerPlan& layer, 
     held = held_after(pass, held);
     result.passes[p] = {timing[pass].traffic.words(), model.words(), timing[pass].own_seconds};
   }
-  const std::vector<Phase> back = run_edges(world, layer, shapes, choices, i, /*backward=*/true);
+  const std::vector<Phase> back = run_edges(world, edges, /*backward=*/true);
   result.edges.insert(result.edges.end(), back.begin(), back.end());
   return result;
 }

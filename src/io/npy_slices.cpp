@@ -107,9 +107,9 @@ void read_npy_slice(const Communicator& comm, const std::string& path, const Box
   collective_check(comm, error.empty(), error);
 #ifdef CONVGRID_SMPI
   const int fd = ::open(path.c_str(), O_RDONLY);
-  collective_check(comm, fd >= 0, fmt::format("{}: cannot open: {}", path, fd >= 0 ? "" : std::strerror(errno)));
-  const std::string failed = transfer_runs_posix(fd, header.data_offset, global, slice, out, /*write=*/false);
-  ::close(fd);
+  const std::string failed = fd < 0 ? fmt::format("cannot open: {}", std::strerror(errno))
+                                    : transfer_runs_posix(fd, header.data_offset, global, slice, out, /*write=*/false);
+  if (fd >= 0) ::close(fd);
   collective_check(comm, failed.empty(), fmt::format("{}: reading failed: {}", path, failed));
 #else
   if (slice.size() > INT_MAX) throw Error(fmt::format("{}: slice of {} elements is too large for MPI-IO", path, slice.size()));
@@ -146,11 +146,13 @@ void write_npy_slice(const Communicator& comm, const std::string& path, const Bo
     if (fd >= 0) ::close(fd);
   }
   collective_check(comm, error.empty(), fmt::format("{}: opening for writing failed: {}", path, error));
+  // One check after the transfer (a rank that cannot open reports it there): no descriptor is
+  // left open on the ranks that could when another could not.
   const int fd = ::open(path.c_str(), O_WRONLY);
-  collective_check(comm, fd >= 0, fmt::format("{}: cannot open for writing: {}", path, fd >= 0 ? "" : std::strerror(errno)));
-  error = transfer_runs_posix(fd, static_cast<int64_t>(preamble.size()), global, slice, const_cast<float*>(data),
-                              /*write=*/true);
-  ::close(fd);
+  error = fd < 0 ? fmt::format("cannot open for writing: {}", std::strerror(errno))
+                 : transfer_runs_posix(fd, static_cast<int64_t>(preamble.size()), global, slice,
+                                       const_cast<float*>(data), /*write=*/true);
+  if (fd >= 0) ::close(fd);
   collective_check(comm, error.empty(), fmt::format("{}: writing failed: {}", path, error));
 #else
   if (slice.size() > INT_MAX) throw Error(fmt::format("{}: slice of {} elements is too large for MPI-IO", path, slice.size()));

@@ -17,11 +17,16 @@ constexpr size_t kAlign = 64;
 
 size_t rounded(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
+#ifdef CONVGRID_SMPI
+// Whether a buffer of `bytes` lives on SMPI's shared pages (the same answer at its free).
+bool folded(size_t bytes) { return kernels_skipped() && bytes >= kFoldedBytes; }
+#endif
+
 }  // namespace
 
 void* allocate_buffer_bytes(size_t bytes) {
 #ifdef CONVGRID_SMPI
-  if (kernels_skipped() && bytes >= kFoldedBytes) return SMPI_SHARED_MALLOC(rounded(bytes));
+  if (folded(bytes)) return SMPI_SHARED_MALLOC(rounded(bytes));
 #endif
   void* p = std::aligned_alloc(kAlign, rounded(bytes));
   // In model mode nothing reads a buffer's contents: no zero-fill (it was a quarter of the host
@@ -32,7 +37,7 @@ void* allocate_buffer_bytes(size_t bytes) {
 
 void free_buffer_bytes(void* p, size_t bytes) {
 #ifdef CONVGRID_SMPI
-  if (kernels_skipped() && bytes >= kFoldedBytes) {
+  if (folded(bytes)) {
     SMPI_SHARED_FREE(p);
     return;
   }
