@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/exchange.hpp"
 #include "comm/mpi_counts.hpp"
 #include "comm/mpi_error.hpp"
 #include "comm/volume.hpp"
@@ -15,6 +16,9 @@
 
 namespace convgrid {
 namespace {
+
+// The tag of all_to_all_v's messages (exchange's are 17).
+constexpr int kAllToAllTag = 18;
 
 // Throws unless `buffer` holds exactly `expected` elements.
 template <class T>
@@ -130,13 +134,27 @@ void all_to_all_v(const Communicator& comm, std::span<const float> send,
                   std::span<const int64_t> send_counts, std::span<const int64_t> send_displs,
                   std::span<float> recv, std::span<const int64_t> recv_counts,
                   std::span<const int64_t> recv_displs, TrafficCounter& traffic) {
-  MpiParts s =
+  const MpiParts s =
       to_mpi_parts(send_counts, send_displs, comm.size(), send.size(), "all_to_all_v send");
-  MpiParts r =
+  const MpiParts r =
       to_mpi_parts(recv_counts, recv_displs, comm.size(), recv.size(), "all_to_all_v recv");
-  check_mpi(MPI_Alltoallv(mpi_buffer(send), s.counts.data(), s.displs.data(), MPI_FLOAT, mpi_buffer(recv),
-                          r.counts.data(), r.displs.data(), MPI_FLOAT, comm.raw()),
-            "MPI_Alltoallv");
+  const int me = comm.rank();
+  if (s.counts[me] != r.counts[me]) {
+    throw Error(fmt::format("all_to_all_v: rank {} sends itself {} words but expects {}", me,
+                            s.counts[me], r.counts[me]));
+  }
+  if (s.counts[me] > 0) {
+    std::memmove(recv.data() + r.displs[me], send.data() + s.displs[me],
+                 static_cast<size_t>(s.counts[me]) * sizeof(float));
+  }
+  std::vector<SendMessage> sends;
+  std::vector<RecvMessage> recvs;
+  for (int i = 0; i < comm.size(); ++i) {
+    if (i == me) continue;
+    if (s.counts[i] > 0) sends.push_back({i, send.data() + s.displs[i], s.counts[i]});
+    if (r.counts[i] > 0) recvs.push_back({i, recv.data() + r.displs[i], r.counts[i]});
+  }
+  exchange_uncounted(comm, sends, recvs, kAllToAllTag);
   traffic.collective(CommKind::all_to_all, comm.size(),
                      words_from_others(recv_counts, comm.rank()));
 }

@@ -44,8 +44,12 @@ Request reduce_scatter_async(const Communicator& comm, std::span<const float> se
 void reduce_scatter(const Communicator& comm, std::span<const double> send, std::span<double> recv,
                     std::span<const int64_t> counts, TrafficCounter& traffic);
 
-// MPI_Alltoallv: send[send_displs[i] ...] (send_counts[i] words) goes to rank i, and what rank i
-// sends here lands at recv[recv_displs[i] ...] (recv_counts[i] words).
+// The all-to-all of MPI_Alltoallv: send[send_displs[i] ...] (send_counts[i] words) goes to rank
+// i, and what rank i sends here lands at recv[recv_displs[i] ...] (recv_counts[i] words). It is
+// one round of point-to-point messages between the pairs that exchange words, all posted at once:
+// MPI_Alltoallv in Open MPI and SMPI sends a message to every rank, empty or not, P^2 messages
+// where a redistribution between two layers' grids usually pairs each rank with a few. Throws
+// convgrid::Error when this rank's part for itself differs in size between send and recv.
 void all_to_all_v(const Communicator& comm, std::span<const float> send,
                   std::span<const int64_t> send_counts, std::span<const int64_t> send_displs,
                   std::span<float> recv, std::span<const int64_t> recv_counts,

@@ -34,12 +34,12 @@ std::vector<int> checked_counts(const Communicator& comm, std::span<const Messag
 // Posts `post` (MPI_Irecv or MPI_Isend) for every non-empty message, appending its request.
 template <class T, class Post>
 void post_all(const Communicator& comm, std::span<const Message<T>> messages,
-              const std::vector<int>& counts, Post post, const char* call,
+              const std::vector<int>& counts, Post post, const char* call, int tag,
               std::vector<MPI_Request>& requests) {
   for (std::size_t i = 0; i < messages.size(); ++i) {
     if (counts[i] == 0) continue;
     requests.push_back(MPI_REQUEST_NULL);
-    check_mpi(post(messages[i].data, counts[i], MPI_FLOAT, messages[i].peer, kExchangeTag,
+    check_mpi(post(messages[i].data, counts[i], MPI_FLOAT, messages[i].peer, tag,
                    comm.raw(), &requests.back()),
               call);
   }
@@ -47,16 +47,21 @@ void post_all(const Communicator& comm, std::span<const Message<T>> messages,
 
 }  // namespace
 
-void exchange(const Communicator& comm, std::span<const SendMessage> sends,
-              std::span<const RecvMessage> recvs, TrafficCounter& traffic) {
+void exchange_uncounted(const Communicator& comm, std::span<const SendMessage> sends,
+                        std::span<const RecvMessage> recvs, int tag) {
   const std::vector<int> recv_counts = checked_counts(comm, recvs, "receive");
   const std::vector<int> send_counts = checked_counts(comm, sends, "send");
   std::vector<MPI_Request> requests;
   requests.reserve(sends.size() + recvs.size());
-  post_all(comm, recvs, recv_counts, MPI_Irecv, "MPI_Irecv", requests);
-  post_all(comm, sends, send_counts, MPI_Isend, "MPI_Isend", requests);
+  post_all(comm, recvs, recv_counts, MPI_Irecv, "MPI_Irecv", tag, requests);
+  post_all(comm, sends, send_counts, MPI_Isend, "MPI_Isend", tag, requests);
   check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
             "MPI_Waitall");
+}
+
+void exchange(const Communicator& comm, std::span<const SendMessage> sends,
+              std::span<const RecvMessage> recvs, TrafficCounter& traffic) {
+  exchange_uncounted(comm, sends, recvs, kExchangeTag);
   for (const RecvMessage& m : recvs) traffic.receive(m.count);
 }
 

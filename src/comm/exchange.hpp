@@ -28,4 +28,9 @@ using RecvMessage = Message<float>;
 void exchange(const Communicator& comm, std::span<const SendMessage> sends,
               std::span<const RecvMessage> recvs, TrafficCounter& traffic);
 
+// The same messages with tag `tag`, counting nothing: for a collective built from them
+// (all_to_all_v), which counts itself.
+void exchange_uncounted(const Communicator& comm, std::span<const SendMessage> sends,
+                        std::span<const RecvMessage> recvs, int tag);
+
 }  // namespace convgrid

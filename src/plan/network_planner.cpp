@@ -64,8 +64,8 @@ class EdgeCosts {
       PassVolume v;
       v.all_gather = s.max_words;  // pass_time counts words whatever their collective
       v.messages = redistribution_messages(ga.size(), s);
-      // Open MPI's all-to-all exchanges with every other rank in turn (pairwise): P-1 rounds.
-      v.latency_steps = v.messages > 0 ? ga.size() - 1 : 0;
+      // all_to_all_v posts every non-empty message at once: one round.
+      v.latency_steps = v.messages;
       f.time_s += pass_time(o_.profile, v, 0);
     };
     add(r.forward);

@@ -328,6 +328,17 @@ TEST(Collectives, AllToAllVUnevenCounts) {
   });
 }
 
+// A rank's part for itself is a local copy: its send and receive sizes must agree, and a
+// mismatch is refused on that rank before any message is posted.
+TEST(Collectives, AllToAllVRefusesMismatchedSelfPart) {
+  const Communicator self = Communicator::world().split(Communicator::world().rank(), 0);
+  std::vector<float> send(2, 1.0f), recv(3, kUntouched);
+  const std::vector<int64_t> send_counts{2}, recv_counts{3}, displs{0};
+  TrafficCounter traffic;
+  EXPECT_THROW(all_to_all_v(self, send, send_counts, displs, recv, recv_counts, displs, traffic),
+               Error);
+}
+
 TEST(Collectives, AllReduceSumCountsReduceScatterPlusAllGather) {
   for (const Communicator& comm : test_comms()) {
     const int q = comm.size(), me = comm.rank();
