@@ -14,25 +14,36 @@ namespace convgrid::sim {
 
 ComputeMode parse_compute_mode(const std::string& text) {
   if (text == "run") return ComputeMode::run;
-  if (text == "model") {
+  if (text == "model" || text == "comm") {
     if (!kSimulated) {
-      throw InputError(
-          "--compute model skips the kernels and injects their modelled time into a simulated clock: it "
-          "needs the SMPI build (cmake -DCONVGRID_SMPI=ON, run under smpirun)");
+      throw InputError(fmt::format(
+          "--compute {} skips the kernels and works on a simulated clock: it needs the SMPI build "
+          "(cmake -DCONVGRID_SMPI=ON, run under smpirun)",
+          text));
     }
-    return ComputeMode::model;
+    return text == "model" ? ComputeMode::model : ComputeMode::comm;
   }
-  throw InputError(fmt::format("--compute '{}': expected run or model", text));
+  throw InputError(fmt::format("--compute '{}': expected run, model or comm", text));
 }
 
-const char* compute_mode_name(ComputeMode mode) { return mode == ComputeMode::run ? "run" : "model"; }
+const char* compute_mode_name(ComputeMode mode) {
+  switch (mode) {
+    case ComputeMode::run:
+      return "run";
+    case ComputeMode::model:
+      return "model";
+    case ComputeMode::comm:
+      return "comm";
+  }
+  return "?";
+}
 
 void set_compute_mode(ComputeMode mode) { rank_state().compute = mode; }
 ComputeMode compute_mode() { return rank_state().compute; }
 
 void inject_flops(double flops) {
 #ifdef CONVGRID_SMPI
-  if (flops > 0) smpi_execute_flops(flops);
+  if (flops > 0 && compute_mode() == ComputeMode::model) smpi_execute_flops(flops);
 #else
   (void)flops;
 #endif

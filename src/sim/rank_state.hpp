@@ -9,7 +9,7 @@
 
 namespace convgrid::sim {
 
-enum class ComputeMode { run, model };
+enum class ComputeMode { run, model, comm };
 
 struct RankState {
   // Bytes of every tracked allocation alive, and their peak (memory/memory.cpp). Atomic: kernel

@@ -33,7 +33,8 @@ done
 "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); assert all(l["redistribution_words_max"] == 0 for l in j["layers"])' s4data.json ||
   fail "data parallelism redistributed an activation"
 
-expect_fail_with "--compute model skips the kernels" step --network fmnist --batch 4 --compute model
-expect_fail_with "--compute 'fast': expected run or model" step --network fmnist --batch 4 --compute fast
+expect_fail_with "--compute model skips the kernels and works on a simulated clock" step --network fmnist --batch 4 --compute model
+expect_fail_with "--compute comm skips the kernels" step --network fmnist --batch 4 --compute comm
+expect_fail_with "--compute 'fast': expected run, model or comm" step --network fmnist --batch 4 --compute fast
 expect_fail_with "--plan 'best': expected planner, data or hybrid" step --network fmnist --batch 4 --plan best
 expect_fail_with "--compute model skips the kernels" conv --shape N=1,C=1,H=4,W=4,K=1,R=1,S=1 --compute model
