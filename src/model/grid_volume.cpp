@@ -1,20 +1,26 @@
 // Per-rank communication volume of the grid algorithm, pass by pass.
 #include "model/grid_volume.hpp"
 
+#include "model/collective_rounds.hpp"
+
 namespace convgrid {
 namespace {
+
+constexpr int64_t kBytesPerWord = sizeof(float);
 
 // In over the k-fibre (read pixels of the other slices) and the halo from spatial neighbours.
 void gather_input(const LayerLayout& L, GridCoord g, PassVolume& v) {
   if (L.dims().Pk > 1) {
+    int64_t total = 0;
     for (int64_t j = 0; j < L.dims().Pk; ++j) {
-      if (j == g.k) continue;
       GridCoord o = g;
       o.k = j;
-      v.all_gather += L.read_count(L.in_slice(o));
+      const int64_t words = L.read_count(L.in_slice(o));
+      total += words;
+      if (j != g.k) v.all_gather += words;
     }
     v.messages += 1;
-    v.latency_steps += L.dims().Pk - 1;
+    v.latency_steps += all_gather_rounds(L.dims().Pk, total * kBytesPerWord);
   }
   for (const HaloPiece& p : L.halo_recv(g)) {
     v.point_to_point += p.words;
@@ -28,7 +34,7 @@ void gather_weights(const LayerLayout& L, GridCoord g, PassVolume& v) {
   if (L.dims().nhw_size() > 1) {
     v.all_gather += L.ker_block(g).volume() - L.ker_slice(g).size();
     v.messages += 1;
-    v.latency_steps += L.dims().nhw_size() - 1;
+    v.latency_steps += all_gather_rounds(L.dims().nhw_size(), L.ker_block(g).volume() * kBytesPerWord);
   }
 }
 
@@ -37,7 +43,7 @@ void gather_grad_output(const LayerLayout& L, GridCoord g, PassVolume& v) {
   if (L.dims().Pc > 1) {
     v.all_gather += L.out_block(g).volume() - L.out_slice(g).size();
     v.messages += 1;
-    v.latency_steps += L.dims().Pc - 1;
+    v.latency_steps += all_gather_rounds(L.dims().Pc, L.out_block(g).volume() * kBytesPerWord);
   }
 }
 
@@ -45,7 +51,7 @@ void reduce_scatter(int64_t fibre, int64_t own_slice_words, PassVolume& v) {
   if (fibre > 1) {
     v.reduce_scatter += (fibre - 1) * own_slice_words;
     v.messages += 1;
-    v.latency_steps += fibre - 1;
+    v.latency_steps += reduce_scatter_rounds(fibre);
   }
 }
 

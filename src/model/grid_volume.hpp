@@ -8,11 +8,11 @@
 //   halo (point to point)      : the elements received;
 //   messages                   : one per collective on a fibre of more than one rank, one per
 //                                non-empty point-to-point receive;
-//   latency steps (for time)   : the rounds of messages those take in MPI's algorithms: q-1 for an
-//                                all-gather or reduce-scatter over q ranks (the ring Open MPI runs
-//                                for large ones), one per point-to-point receive. Not counted at
-//                                run time: the time model's, checked against simulation
-//                                (docs/scale.md).
+//   latency steps (for time)   : the rounds of messages those take in MPI's algorithms
+//                                (model/collective_rounds.hpp: Open MPI's choice of all-gather
+//                                by size, the ring for reduce-scatters), one per point-to-point
+//                                receive. Not counted at run time: the time model's, checked
+//                                against simulation (docs/scale.md).
 #pragma once
 
 #include <cstdint>

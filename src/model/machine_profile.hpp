@@ -10,8 +10,8 @@
 //
 // Every key but "latency" is required and no other is allowed; the numbers must be finite and
 // positive. "latency": "per_message" (the default) charges alpha once per message (a collective
-// call counts one); "per_step" once per round of messages of MPI's algorithm (q-1 for a ring
-// all-gather or reduce-scatter over q ranks, P-1 for an all-to-all): see docs/profiles.md.
+// call counts one); "per_step" once per round of messages of the algorithm Open MPI runs
+// (model/collective_rounds.hpp): see docs/profiles.md.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -2,7 +2,8 @@
 // PassVolume and the flops of the local kernel, turned into seconds by a machine profile.
 // Pure; no MPI.
 //
-//   latency  = alpha * messages
+//   latency  = alpha * messages     (profile "latency": "per_message")
+//            = alpha * rounds       ("per_step": model/collective_rounds.hpp)
 //   transfer = beta * 4 * words            (float32 words received)
 //   compute  = flops / flop_rate
 //   total    = latency + transfer + compute              (profile without overlap)

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "layout/fibre_slices.hpp"
+#include "model/collective_rounds.hpp"
 #include "layout/pack.hpp"
 
 namespace convgrid {
@@ -58,12 +59,12 @@ PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64
   const auto gather = [&](const std::vector<Slice>& slices, const ReadPixels* r, const Box4& part, int64_t me) {
     v.all_gather += gathered(slices, r, part, me);
     v.messages += slices.size() > 1 ? 1 : 0;
-    v.latency_steps += static_cast<int64_t>(slices.size()) - 1;
+    v.latency_steps += nonblocking_rounds(static_cast<int64_t>(slices.size()));
   };
   const auto reduce = [&](int64_t members, int64_t own_words) {
     v.reduce_scatter += (members - 1) * own_words;
     v.messages += members > 1 ? 1 : 0;
-    v.latency_steps += members - 1;
+    v.latency_steps += reduce_scatter_rounds(members);
   };
   const std::vector<HaloPiece> recv = L.halo_recv(g), send = L.halo_send(g);
   const Range all{0, INT64_MAX};

@@ -1,0 +1,37 @@
+// Rounds of messages the MPI library's collective algorithms take: the latency term of the cost
+// model (profile key "latency": "per_step", model/pass_cost.hpp). One round is one message on
+// the critical path, paying the profile's alpha once.
+//
+// The rules are those of Open MPI 4.1's tuned component (its fixed decision functions), which
+// SimGrid's Open MPI selector reproduces (smpi/coll-selector:ompi, platforms/run_flags.sh), so
+// the simulated cluster of docs/scale.md runs the algorithms counted here:
+//   - blocking all-gather(v) over q ranks: by q and the average bytes per rank,
+//       ring q-1 rounds, neighbour exchange q/2 (q even; the ring otherwise), Bruck ceil(log2 q),
+//       two-process exchange 1, and "gather + broadcast" 1 + ceil(log2 q) (the binomial
+//       broadcast convgrid's runs select);
+//   - blocking reduce-scatter: the ring, q-1 rounds (scripts/smpirun.sh selects it; Open MPI
+//       takes it for large reduce-scatters);
+//   - non-blocking all-gather and reduce-scatter (the streamed passes): every member sends to
+//       every other at once, one round (Open MPI's libnbc and SMPI both post them linearly);
+//   - all-to-all (a redistribution, comm/collectives.hpp): one round of point-to-point messages;
+//   - a halo message: one round.
+// Words are not affected: every one of these algorithms delivers each rank the same words.
+#pragma once
+
+#include <cstdint>
+
+namespace convgrid {
+
+// Rounds of a blocking all-gather over `q` ranks of `total_bytes` in all (every member's part).
+int64_t all_gather_rounds(int64_t q, int64_t total_bytes);
+
+// Rounds of a blocking reduce-scatter over `q` ranks (the ring).
+inline int64_t reduce_scatter_rounds(int64_t q) { return q > 1 ? q - 1 : 0; }
+
+// Rounds of a non-blocking all-gather or reduce-scatter over `q` ranks.
+inline int64_t nonblocking_rounds(int64_t q) { return q > 1 ? 1 : 0; }
+
+// ceil(log2 q) for q >= 1.
+int64_t ceil_log2(int64_t q);
+
+}  // namespace convgrid
