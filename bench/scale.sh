@@ -11,6 +11,8 @@
 #   SCALE_PLANS      plans (default "planner data hybrid")
 #   SCALE_LIMIT_S    wall-clock limit of one run, seconds (default 1800); a run past it is recorded
 #                    as not finished, with the layers it got through
+# Memory is the peak proportional set size of the simulation (bench/peak_pss.sh), sampled every
+# 5 s: its maximum RSS would count each folded buffer once per mapping.
 # Writes OUT_DIR/<platform>-<plan>-<P>.{txt,json}, OUT_DIR/scale.csv and OUT_DIR/time.svg.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +25,7 @@ mkdir -p "$out"
 bash scripts/setup.sh
 bash scripts/build_smpi.sh convgrid_cli > /dev/null
 
-echo "platform,plan,procs,finished,words_equal_model,step_s,model_step_s,step_words,wall_s,peak_rss_kb" > "$out/scale.csv"
+echo "platform,plan,procs,finished,words_equal_model,step_s,model_step_s,step_words,wall_s,peak_pss_kb" > "$out/scale.csv"
 for platform in $platforms; do
   profile=$platform  # each platform matches the machine profile of the same name
   for plan in $plans; do
@@ -32,7 +34,7 @@ for platform in $platforms; do
       echo "== $name"
       rm -f "$out/$name.json"
       start=$(date +%s)
-      timeout "$limit" /usr/bin/time -f "%M" -o "$out/$name.rss" \
+      timeout "$limit" bash bench/peak_pss.sh "$out/$name.rss" \
         bash scripts/smpirun.sh --platform "$platform" --np "$p" build-smpi/convgrid step --network resnet50 \
         --batch 256 --plan "$plan" --profile "$profile" --compute model --json "$out/$name.json" > "$out/$name.txt" 2>&1
       status=$?
