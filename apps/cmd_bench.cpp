@@ -15,10 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "compute_flag.hpp"
 #include "convgrid/error.hpp"
 #include "layer_run.hpp"
 #include "nn/resnet50_layers.hpp"
 #include "plan/layer_planner.hpp"
+#include "sim/compute.hpp"
 
 namespace convgrid::cli {
 namespace {
@@ -30,6 +32,7 @@ struct BenchOptions {
   std::string backend = "onednn";
   int64_t panels = 0;
   std::string json;
+  std::string compute = "run";
 };
 
 const std::vector<Pass> kStep = {Pass::forward, Pass::backward_data, Pass::backward_weights};
@@ -44,10 +47,10 @@ StepFigures time_step(const ConvShape& shape, const GridDims& dims, const Commun
                       Backend backend, int repeat, int64_t panels = 0, bool local_work = true) {
   const ProcessGrid grid(dims, comm);
   LayerRun run(shape, grid, backend, panels, local_work);
-  run.generate(1);
+  if (!sim::kernels_skipped()) run.generate(1);
   StepFigures f;
   double local[3] = {0, 0, 0};
-  for (auto& [pass, t] : run.time_steps(comm, kStep, repeat)) {
+  for (auto& [pass, t] : run.time_steps(comm, kStep, repeat, /*warm_up=*/!sim::kernels_skipped())) {
     f.seconds += median_of(t.seconds);
     local[0] += t.split.comm;
     local[1] += t.split.compute;
@@ -62,6 +65,7 @@ StepFigures time_step(const ConvShape& shape, const GridDims& dims, const Commun
 }
 
 int run_bench(const BenchOptions& o) {
+  apply_compute_flag(o.compute);
   const Communicator world = Communicator::world();
   const int P = world.size();
   if (o.repeat < 1) throw InputError(fmt::format("--repeat {} must be at least 1", o.repeat));
@@ -77,8 +81,9 @@ int run_bench(const BenchOptions& o) {
   nlohmann::json rows = nlohmann::json::array();
   if (world.rank() == 0) {
     fmt::print("convgrid bench: ResNet-50 layers, batch {}, {} ranks, one training step "
-               "(fwd + bwd-data + bwd-weights), median of {} after a warm-up\n",
-               o.batch, P, o.repeat);
+               "(fwd + bwd-data + bwd-weights), median of {}{}; compute {}\n",
+               o.batch, P, o.repeat, sim::kernels_skipped() ? "" : " after a warm-up",
+               sim::compute_mode_name(sim::compute_mode()));
     if (o.panels > 0) {
       fmt::print("{:<24} {:<8} {:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}\n", "layer", "panels",
                  "Pn,Pk,Pc,Ph,Pw", "step ms", "comm ms", "compute ms", "exposed ms", "1 rank ms", "step/max");
@@ -168,6 +173,7 @@ void add_bench_command(CLI::App& app, Registry& registry) {
                   "Stream the fewest-words grid in B panels: step time against communication alone and local work alone")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--json", o->json, "Write the rows as JSON");
+  add_compute_flag(sub, o->compute);
   registry.emplace_back(sub, [o] { return run_bench(*o); });
 }
 
