@@ -27,6 +27,7 @@ struct PlanCliOptions {
   int64_t procs = 0;
   PlanFlags flags;
   std::string json;
+  int64_t top = 1;
 };
 
 nlohmann::json plan_json(const std::string& name, const LayerPlan& p, int64_t redistribution_words) {
@@ -113,8 +114,20 @@ int run_layer_plan(const PlanCliOptions& c, const PlanOptions& o) {
     fmt::print("streamed (SPEC section 5) in {} panels to fit the memory limit: nothing is kept between passes\n",
                plan.panels);
   }
+  nlohmann::json top = nlohmann::json::array();
+  if (c.top > 1) {
+    fmt::print("the {} best grids by the objective:\n{:>4} {:<20} {:>8} {:>14} {:>12}\n", c.top, "rank", "grid",
+               "panels", "words", "time ms");
+    int rank = 0;
+    for (const LayerPlan& p : best_layer_plans(shape, o, static_cast<size_t>(c.top))) {
+      fmt::print("{:>4} {:<20} {:>8} {:>14} {:>12.3f}\n", ++rank, p.grid.to_string(), p.panels, p.words(),
+                 p.time_s() * 1e3);
+      top.push_back({{"grid", p.grid.extents()}, {"panels", p.panels}, {"words", p.words()}, {"time_s", p.time_s()}});
+    }
+  }
   if (!c.json.empty()) {
     write_json(c.json, {{"procs", o.procs}, {"objective", c.flags.objective}, {"profile", o.profile.name},
+                        {"top", top},
                         {"layers", nlohmann::json::array({plan_json("layer", plan, 0)})},
                         {"totals", {{"recv_words_max", plan.words()}, {"layer_words", plan.words()},
                                     {"redistribution_words", 0},
@@ -222,6 +235,9 @@ void add_plan_command(CLI::App& app, Registry& registry) {
       ->check(CLI::IsMember({"volume", "time"}));
   sub->add_option("--profile", c->flags.profile, "Machine profile: a built-in name or a JSON file");
   sub->add_option("--json", c->json, "Write the plan as JSON");
+  sub->add_option("--top", c->top, "With --shape: also list the K best grids by the objective (JSON: top)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100}))
+      ->needs(shape);
   registry.emplace_back(sub, [c] { return run_plan(*c); });
 }
 

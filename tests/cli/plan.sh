@@ -22,6 +22,21 @@ for p in ("forward", "backward_data", "backward_weights"):
 assert j["totals"]["recv_words_max"] == sum(layer["passes"][p]["recv_words_max"] for p in layer["passes"])
 PY
 
+# --top K: the K best grids by the objective, best first; the first is the plan's.
+for objective in volume time; do
+  run_one plan --shape "$shape" --procs 8 --passes train --objective "$objective" --profile ib100-cpu --top 3 \
+    --json top.json > top.txt || fail "plan --top exited with status $?: $(< top.txt)"
+  "$PYTHON" - top.json "$objective" <<'PY' || fail "plan --top $objective: the list is not the best 3 in order from the plan's"
+import json, sys
+j = json.load(open(sys.argv[1]))
+top, key = j["top"], "words" if sys.argv[2] == "volume" else "time_s"
+assert len(top) == 3 and top[0]["grid"] == j["layers"][0]["grid"]
+assert all(top[i][key] <= top[i + 1][key] for i in range(2)), top
+assert len({tuple(t["grid"]) for t in top}) == 3
+PY
+done
+expect_fail_with "--top" plan --network resnet50 --procs 4 --top 3
+
 # A network: one entry per convolution and fully connected layer, each with its shape string
 # (which parses back), its grid and the words moved into it; the totals add up.
 run_one plan --network resnet50 --batch 64 --procs 16 --json net.json > net.txt \
