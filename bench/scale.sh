@@ -13,7 +13,8 @@
 #                    as not finished, with the layers it got through
 # Memory is the peak proportional set size of the simulation (bench/peak_pss.sh), sampled every
 # 5 s: its maximum RSS would count each folded buffer once per mapping.
-# Writes OUT_DIR/<platform>-<plan>-<P>.{txt,json}, OUT_DIR/scale.csv and OUT_DIR/time.svg.
+# Writes OUT_DIR/<platform>-<plan>-<P>.{txt,json}, OUT_DIR/scale.csv, OUT_DIR/scale.md (the tables,
+# bench/scale_report.py) and OUT_DIR/time.svg.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/results/scale}
@@ -56,6 +57,9 @@ PY
     done
   done
 done
+
+# The tables of docs/scale.md.
+/usr/bin/python3 bench/scale_report.py "$out"
 
 # Simulated against modelled step time, per platform and plan.
 if command -v gnuplot > /dev/null; then
