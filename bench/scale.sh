@@ -58,30 +58,5 @@ PY
   done
 done
 
-# The tables of docs/scale.md.
+# The tables of docs/scale.md and the plot of simulated against modelled step time.
 /usr/bin/python3 bench/scale_report.py "$out"
-
-# Simulated against modelled step time, per platform and plan.
-if command -v gnuplot > /dev/null; then
-  /usr/bin/python3 - "$out" <<'PY'
-import csv, sys, subprocess
-out = sys.argv[1]
-rows = [r for r in csv.DictReader(open(f"{out}/scale.csv")) if r["finished"] == "yes"]
-series, blocks = [], []
-for platform in sorted({r["platform"] for r in rows}):
-    for plan in sorted({r["plan"] for r in rows}):
-        pts = sorted((int(r["procs"]), float(r["step_s"]), float(r["model_step_s"]))
-                     for r in rows if r["platform"] == platform and r["plan"] == plan)
-        if not pts:
-            continue
-        for kind, col in (("simulated", 1), ("modelled", 2)):
-            blocks.append("\n".join(f"{q[0]} {q[col] * 1e3}" for q in pts) + "\ne")
-            series.append(f"'-' with linespoints title '{platform} {plan} {kind}'" + (" dt 2" if kind == "modelled" else ""))
-if series:
-    script = (f"set terminal svg size 900,560\nset output '{out}/time.svg'\nset logscale xy 2\n"
-              "set xlabel 'ranks P'\nset ylabel 'ResNet-50 training step, batch 256 (ms)'\nset key outside\n"
-              "plot " + ", ".join(series) + "\n" + "\n".join(blocks) + "\n")
-    subprocess.run(["gnuplot"], input=script, text=True, check=True)
-PY
-fi
-column -s, -t "$out/scale.csv"

@@ -2,13 +2,15 @@
 """The tables of docs/scale.md from bench/scale.sh's output: for every run, simulated against
 modelled step time, whole and phase by phase (each pass summed over the layers, and the
 redistributions), and the planner's advantage over data parallelism and the best batch x spatial
-hybrid in simulated time.
+hybrid in simulated time; and the plot of both times against P (gnuplot, when installed).
 
 Usage: bench/scale_report.py OUT_DIR   (reads OUT_DIR/scale.csv and OUT_DIR/*.json, writes
-OUT_DIR/scale.md and prints it)"""
+OUT_DIR/scale.md, prints it, and writes OUT_DIR/time.svg)"""
 import csv
 import json
 import os
+import shutil
+import subprocess
 import sys
 
 out = sys.argv[1]
@@ -59,3 +61,20 @@ for (platform, procs, plan), sim in sorted(done.items()):
 text = "\n".join(lines) + "\n"
 open(os.path.join(out, "scale.md"), "w").write(text)
 print(text)
+
+# Simulated (solid) against modelled (dashed) step time, per platform and plan, against P.
+series, blocks = [], []
+for platform in sorted({r["platform"] for r in rows}):
+    for plan in ("planner", "data", "hybrid"):
+        pts = sorted((int(r["procs"]), float(r["step_s"]), float(r["model_step_s"]))
+                     for r in rows if r["platform"] == platform and r["plan"] == plan and r["finished"] == "yes")
+        if not pts:
+            continue
+        for kind, col in (("simulated", 1), ("modelled", 2)):
+            blocks.append("\n".join(f"{q[0]} {q[col] * 1e3}" for q in pts) + "\ne")
+            series.append(f"'-' with linespoints title '{platform} {plan} {kind}'" + (" dt 2" if kind == "modelled" else ""))
+if series and shutil.which("gnuplot"):
+    script = (f"set terminal svg size 900,560\nset output '{out}/time.svg'\nset logscale xy 2\n"
+              "set xlabel 'ranks P'\nset ylabel 'ResNet-50 training step, batch 256 (ms)'\nset key outside\n"
+              "plot " + ", ".join(series) + "\n" + "\n".join(blocks) + "\n")
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
