@@ -58,11 +58,12 @@ lines = ["| platform | P | layer | planner's grid (1st) | simulated ms | modelle
          "|---|---|---|---|---|---|---|---|"]
 keys = []
 for r in rows:
-    if (r["platform"], r["layer"]) not in keys:
-        keys.append((r["platform"], r["layer"]))
+    if (r["platform"], r["procs"], r["layer"]) not in keys:
+        keys.append((r["platform"], r["procs"], r["layer"]))
 worst = 0.0
-for platform, layer in keys:
-    group = [r for r in rows if (r["platform"], r["layer"]) == (platform, layer)]
+for key in keys:
+    group = [r for r in rows if (r["platform"], r["procs"], r["layer"]) == key]
+    platform, layer = key[0], key[2]
     first = next(r for r in group if r["rank"] == "1")
     fastest = min(group, key=lambda r: float(r["simulated_s"]))
     ratio = float(first["simulated_s"]) / float(fastest["simulated_s"])
