@@ -19,8 +19,7 @@ order = {"planner": 0, "data": 1, "hybrid": 2}
 rows.sort(key=lambda r: (r["platform"], int(r["procs"]), order.get(r["plan"], 9)))
 
 
-def phases(path):
-    j = json.load(open(path))
+def phases(j):
     sim, model = {}, {}
     for layer in j["layers"]:
         for p in layer["passes"]:
@@ -43,8 +42,9 @@ for r in rows:
         continue
     sim, model = float(r["step_s"]), float(r["model_step_s"])
     done[(r["platform"], int(r["procs"]), r["plan"])] = sim
-    ph = phases(os.path.join(out, name + ".json"))
-    if abs(json.load(open(os.path.join(out, name + ".json")))["model_step_seconds"] - model) > 1e-9:
+    run = json.load(open(os.path.join(out, name + ".json")))
+    ph = phases(run)
+    if abs(run["model_step_seconds"] - model) > 1e-9:
         # The run predates a change of the model and scale.csv carries the current model's step
         # (docs/results/scale/README.md): its JSON's phases are the old model's.
         ph = {k: "-" for k in ph}

@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "layout/fibre_slices.hpp"
-#include "model/collective_rounds.hpp"
 #include "layout/pack.hpp"
+#include "model/collective_rounds.hpp"
 
 namespace convgrid {
 namespace {
