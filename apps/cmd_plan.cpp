@@ -28,9 +28,11 @@ struct PlanCliOptions {
   PlanFlags flags;
   std::string json;
   int64_t top = 1;
+  std::string strategy = "planner";  // planner | data | hybrid (--network)
 };
 
-nlohmann::json plan_json(const std::string& name, const LayerPlan& p, int64_t redistribution_words) {
+nlohmann::json plan_json(const std::string& name, const LayerPlan& p, int64_t redistribution_words,
+                         double redistribution_time_s = 0) {
   nlohmann::json passes;
   for (const PassFigures& f : p.passes) {
     passes[std::string(pass_name(f.pass))] = {{"recv_words_max", f.volume.max_words},
@@ -41,7 +43,8 @@ nlohmann::json plan_json(const std::string& name, const LayerPlan& p, int64_t re
                                               {"time_s", f.time_s}};
   }
   return {{"name", name}, {"shape", p.shape.to_string()}, {"grid", p.grid.extents()}, {"panels", p.panels},
-          {"redistribution_words", redistribution_words}, {"passes", passes}};
+          {"redistribution_words", redistribution_words}, {"redistribution_time_s", redistribution_time_s},
+          {"passes", passes}};
 }
 
 // "2,1,1,2,1", or "2,1,1,2,1 b=8" for the streamed algorithm in 8 panels.
@@ -163,21 +166,23 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
   NetworkPlanOptions no;
   no.layer = o;
   no.batch = c.batch;
+  no.family = family_of(c.strategy);
   // For a network train runs (a chain on Fashion-MNIST's 1x28x28 images), the limit bounds the
   // whole training job, as in convgrid train; elsewhere each layer's plan.
   const bool training = for_training(net, o);
   const Activation& in = net.input();
   const bool job_limit = training && o.mem_per_rank_bytes && in.C == 1 && in.H == 28 && in.W == 28;
   const NetworkPlan plan = job_limit ? plan_training(net, no).plan : plan_network(net, no);
-  fmt::print("convgrid plan  network {} at batch {} on {} ranks; objective {}; profile {}{}{}\n", net.name(),
-             c.batch, o.procs, c.flags.objective, o.profile.name, limit_note(o),
+  fmt::print("convgrid plan  network {} at batch {} on {} ranks; {}objective {}; profile {}{}{}\n", net.name(),
+             c.batch, o.procs, no.family == GridFamily::any ? "" : fmt::format("grids {}; ", to_string(no.family)),
+             c.flags.objective, o.profile.name, limit_note(o),
              job_limit ? " for the whole training job (as convgrid train)" : "");
   print_header();
   nlohmann::json layers = nlohmann::json::array();
   for (const NetworkLayerPlan& l : plan.layers) {
     print_plan(l.name, l.plan, l.data_parallel);
     print_edges(l);
-    layers.push_back(plan_json(l.name, l.plan, l.redistribution_words()));
+    layers.push_back(plan_json(l.name, l.plan, l.redistribution_words(), l.redistribution_time_s()));
   }
   print_ratio_note(o);
   const std::optional<int64_t> dp = plan.data_parallel_words();
@@ -198,7 +203,7 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
                format_bytes(job_bytes));
   }
   if (!c.json.empty()) {
-    write_json(c.json, {{"network", net.name()}, {"batch", c.batch}, {"procs", o.procs},
+    write_json(c.json, {{"network", net.name()}, {"batch", c.batch}, {"procs", o.procs}, {"plan", c.strategy},
                         {"objective", c.flags.objective}, {"profile", o.profile.name}, {"layers", layers},
                         {"totals", {{"recv_words_max", plan.words()}, {"layer_words", plan.layer_words()},
                                     {"redistribution_words", plan.redistribution_words()},
@@ -235,6 +240,9 @@ void add_plan_command(CLI::App& app, Registry& registry) {
       ->check(CLI::IsMember({"volume", "time"}));
   sub->add_option("--profile", c->flags.profile, "Machine profile: a built-in name or a JSON file");
   sub->add_option("--json", c->json, "Write the plan as JSON");
+  sub->add_option("--plan", c->strategy,
+                  "With --network: planner (every grid), data (data parallelism) or hybrid (best batch x spatial)")
+      ->needs(network);
   sub->add_option("--top", c->top, "With --shape: also list the K best grids by the objective (JSON: top)")
       ->check(CLI::Range(int64_t{1}, int64_t{100}))
       ->needs(shape);

@@ -66,12 +66,6 @@ struct StepOptions {
 
 constexpr std::array<Pass, 3> kPasses{Pass::forward, Pass::backward_data, Pass::backward_weights};
 
-GridFamily family_of(const std::string& strategy) {
-  if (strategy == "data") return GridFamily::data_parallel;
-  if (strategy == "hybrid") return GridFamily::batch_spatial;
-  return GridFamily::any;
-}
-
 // What each layer runs on: rank 0's plan, broadcast as grid and panels per layer.
 struct LayerChoice {
   GridDims grid;
@@ -202,9 +196,7 @@ int run_step(const StepOptions& o) {
   apply_compute_flag(o.compute);
   const Communicator world = Communicator::world();
   const bool root = world.rank() == 0;
-  if (o.strategy != "planner" && o.strategy != "data" && o.strategy != "hybrid") {
-    throw InputError(fmt::format("--plan '{}': expected planner, data or hybrid", o.strategy));
-  }
+  family_of(o.strategy);  // InputError for an unknown one, before any work
   const Network net = load_network(o.network);
   const Backend backend = o.backend == "reference" ? Backend::reference : Backend::onednn;
   const std::vector<ComputeLayer> compute = net.compute_layers();

@@ -1,6 +1,10 @@
 // PlanFlags to PlanOptions.
 #include "plan_flags.hpp"
 
+#include <fmt/format.h>
+
+#include "convgrid/error.hpp"
+
 namespace convgrid::cli {
 
 PlanOptions plan_options(const PlanFlags& f, int64_t procs) {
@@ -11,6 +15,13 @@ PlanOptions plan_options(const PlanFlags& f, int64_t procs) {
   o.profile = load_profile(f.profile);
   if (!f.mem_per_rank.empty()) o.mem_per_rank_bytes = parse_bytes(f.mem_per_rank);
   return o;
+}
+
+GridFamily family_of(const std::string& strategy) {
+  if (strategy == "planner") return GridFamily::any;
+  if (strategy == "data") return GridFamily::data_parallel;
+  if (strategy == "hybrid") return GridFamily::batch_spatial;
+  throw InputError(fmt::format("--plan '{}': expected planner, data or hybrid", strategy));
 }
 
 }  // namespace convgrid::cli

@@ -1,10 +1,11 @@
-// The planner's flags as `plan` and `simulate` take them (--passes, --objective, --profile,
-// --mem-per-rank), turned into PlanOptions.
+// The planner's flags as `plan`, `simulate` and `step` take them (--passes, --objective, --profile,
+// --mem-per-rank, --plan), turned into PlanOptions.
 #pragma once
 
 #include <string>
 
 #include "plan/layer_planner.hpp"
+#include "plan/network_planner.hpp"
 
 namespace convgrid::cli {
 
@@ -17,5 +18,9 @@ struct PlanFlags {
 
 // Throws InputError for an unknown profile or a malformed memory size.
 PlanOptions plan_options(const PlanFlags& flags, int64_t procs);
+
+// The grids a network's plan may use, as `step` and `plan` take them (--plan): "planner" (every
+// grid), "data" (data parallelism) or "hybrid" (batch x spatial). InputError naming anything else.
+GridFamily family_of(const std::string& strategy);
 
 }  // namespace convgrid::cli

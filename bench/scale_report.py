@@ -4,6 +4,12 @@ modelled step time, whole and phase by phase (each pass summed over the layers, 
 redistributions), and the planner's advantage over data parallelism and the best batch x spatial
 hybrid in simulated time; and the plot of both times against P (gnuplot, when installed).
 
+The modelled times are the current model's: `convgrid plan --network resnet50 --plan PLAN
+--passes train` (build/convgrid) for each run's platform, plan and P, after checking that it
+chooses the grids and panels the run ran. A simulated time does not depend on the model, so runs
+made before a change of the model compare with the current one (the modelled figures a run's own
+JSON carries are those of the binary that ran it).
+
 Usage: bench/scale_report.py OUT_DIR   (reads OUT_DIR/scale.csv and OUT_DIR/*.json, writes
 OUT_DIR/scale.md, prints it, and writes OUT_DIR/time.svg)"""
 import csv
@@ -19,15 +25,34 @@ order = {"planner": 0, "data": 1, "hybrid": 2}
 rows.sort(key=lambda r: (r["platform"], int(r["procs"]), order.get(r["plan"], 9)))
 
 
-def phases(j):
-    sim, model = {}, {}
-    for layer in j["layers"]:
+def current_model(run, platform, plan, procs):
+    """The current model's plan for the run: {layer name: plan layer}, and its step time."""
+    path = os.path.join(out, f".model-{platform}-{plan}-{procs}.json")
+    subprocess.run(["build/convgrid", "plan", "--network", run["network"], "--batch", str(run["batch"]),
+                    "--procs", str(procs), "--passes", "train", "--profile", run["profile"], "--plan", plan,
+                    "--json", path], check=True, stdout=subprocess.DEVNULL)
+    model = json.load(open(path))
+    os.remove(path)
+    layers = {layer["name"]: layer for layer in model["layers"]}
+    for layer in run["layers"]:
+        m = layers[layer["name"]]
+        ran = (layer["grid"], layer["panels"])
+        planned = (",".join(str(e) for e in m["grid"]), m["panels"])
+        if ran != planned:
+            sys.exit(f"{platform} {plan} P={procs}: layer {layer['name']} ran {ran}, the model plans {planned}")
+    return layers, model["totals"]["time_s"]
+
+
+def phases(run, model):
+    sim, modelled = {}, {}
+    for layer in run["layers"]:
+        m = model[layer["name"]]
         for p in layer["passes"]:
             sim[p["pass"]] = sim.get(p["pass"], 0) + p["seconds"]
-            model[p["pass"]] = model.get(p["pass"], 0) + p["model_seconds"]
+            modelled[p["pass"]] = modelled.get(p["pass"], 0) + m["passes"][p["pass"]]["time_s"]
         sim["edges"] = sim.get("edges", 0) + layer["redistribution_seconds"]
-        model["edges"] = model.get("edges", 0) + layer["model_redistribution_seconds"]
-    return {k: f"{sim[k] / model[k]:.2f}" if model[k] > 0 else "-" for k in sim}
+        modelled["edges"] = modelled.get("edges", 0) + m["redistribution_time_s"]
+    return {k: f"{sim[k] / modelled[k]:.2f}" if modelled[k] > 0 else "-" for k in sim}
 
 
 lines = ["| platform | P | plan | words equal the model on every rank | simulated step ms | modelled step ms | "
@@ -40,14 +65,12 @@ for r in rows:
     if r["finished"] != "yes":
         lines.append(f"| {r['platform']} | {r['procs']} | {r['plan']} | not finished: {r['finished']} | | | | | | | | {r['wall_s']} | {mem} |")
         continue
-    sim, model = float(r["step_s"]), float(r["model_step_s"])
+    sim = float(r["step_s"])
     done[(r["platform"], int(r["procs"]), r["plan"])] = sim
     run = json.load(open(os.path.join(out, name + ".json")))
-    ph = phases(run)
-    if abs(run["model_step_seconds"] - model) > 1e-9:
-        # The run predates a change of the model and scale.csv carries the current model's step
-        # (docs/results/scale/README.md): its JSON's phases are the old model's.
-        ph = {k: "-" for k in ph}
+    layers, model = current_model(run, r["platform"], r["plan"], int(r["procs"]))
+    r["model_step_s"] = model
+    ph = phases(run, layers)
     lines.append(f"| {r['platform']} | {r['procs']} | {r['plan']} | {r['words_equal_model']} | {sim * 1e3:.1f} | "
                  f"{model * 1e3:.1f} | {sim / model:.2f} | {ph['forward']} | {ph['backward_data']} | "
                  f"{ph['backward_weights']} | {ph['edges']} | {r['wall_s']} | {mem} |")

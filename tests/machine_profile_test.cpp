@@ -52,7 +52,7 @@ class InDirectory {
   fs::path old_;
 };
 
-MachineProfile example() { return {"test", "a test machine", "made up", 1e-6, 1e-9, 1e9, false}; }
+MachineProfile example() { return {"test", "a test machine", "made up", 1e-6, 1e-9, 1e9, false, false, {}}; }
 
 // The example profile as JSON text with one key's value replaced (or the key dropped when
 // `value` is empty).
@@ -84,6 +84,12 @@ TEST(MachineProfile, BuiltinNumbers) {
   EXPECT_DOUBLE_EQ(1.0 / gpu.beta_s_per_byte, 25e9);  // 200 Gb/s between nodes
   EXPECT_TRUE(gpu.overlap);
   EXPECT_NEAR(1.0 / load_profile("local-default").beta_s_per_byte, 7.9e9, 1e6);
+  // The node levels match the simulated clusters (platforms/README.md): a leaf switch of 32
+  // hosts, two of the four 375 ns hops; a DGX node of 8 GPUs on NVLink at 300 GB/s.
+  EXPECT_EQ(ib.node, (NodeLinks{32, 7.5e-7, 8e-11}));
+  EXPECT_EQ(gpu.node.ranks, 8);
+  EXPECT_NEAR(1.0 / gpu.node.beta_s_per_byte, 300e9, 1e6);
+  EXPECT_EQ(load_profile("local-default").node.ranks, 0);
 }
 
 TEST(MachineProfile, WriteAndReadBack) {
@@ -93,6 +99,12 @@ TEST(MachineProfile, WriteAndReadBack) {
   EXPECT_EQ(read_profile(path), example());
   // A path is read as a file, whatever its name.
   EXPECT_EQ(load_profile(path), example());
+  // With a node level, which the file then names.
+  MachineProfile two_level = example();
+  two_level.node = NodeLinks{8, 2e-6, 3e-12};
+  write_profile(two_level, path);
+  EXPECT_EQ(read_profile(path), two_level);
+  EXPECT_EQ(read_profile(path).node.ranks, 8);
 }
 
 TEST(MachineProfile, NameFindsTheFileInProfiles) {
@@ -125,6 +137,15 @@ TEST(MachineProfile, BadFilesNameTheFileAndTheKey) {
       {"latency", "1", "\"latency\" must be a string, not 1"},
       {"latency", "\"ring\"", "\"latency\" must be \"per_message\" or \"per_step\", not \"ring\""},
       {"alpha", "1", "unknown key \"alpha\""},
+      {"node", "8", "key \"node\" must be an object, not 8"},
+      {"node", R"({"ranks": 0, "alpha_s": 1e-6, "beta_s_per_byte": 1e-10})",
+       "\"ranks\" must be a whole number of at least 1, not 0"},
+      {"node", R"({"ranks": 2.5, "alpha_s": 1e-6, "beta_s_per_byte": 1e-10})",
+       "\"ranks\" must be a whole number of at least 1, not 2.5"},
+      {"node", R"({"ranks": 8, "alpha_s": 1e-6})", "key \"node\": missing key \"beta_s_per_byte\""},
+      {"node", R"({"ranks": 8, "alpha_s": 0, "beta_s_per_byte": 1e-10})", "\"alpha_s\" must be positive, not 0"},
+      {"node", R"({"ranks": 8, "alpha_s": 1e-6, "beta_s_per_byte": 1e-10, "rank": 8})",
+       "key \"node\": unknown key \"rank\""},
   };
   for (const Case& c : cases) {
     const std::string path = tmp.write("bad.json", example_with(c.key, c.value));

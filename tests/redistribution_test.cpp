@@ -194,6 +194,28 @@ void check_placements(const Placement& from, const Placement& to) {
     ++backward[old_owner[i]];
   }
   const RedistributionFigures f = redistribution_figures(from, to);
+  // The node level's split (nodes of 2 consecutive ranks): words from the other rank of the node.
+  std::vector<int64_t> forward_node(ranks, 0), backward_node(ranks, 0);
+  for (size_t i = 0; i < old_owner.size(); ++i) {
+    if (old_owner[i] == new_owner[i] || old_owner[i] / 2 != new_owner[i] / 2) continue;
+    ++forward_node[new_owner[i]];
+    ++backward_node[old_owner[i]];
+  }
+  const RedistributionFigures split = redistribution_figures(from, to, 2);
+  CommLoad want_forward, want_backward;
+  for (int64_t r = 0; r < ranks; ++r) {
+    want_forward = want_forward.max_with({0, 0, 0, forward[r] - forward_node[r], forward_node[r]});
+    want_backward = want_backward.max_with({0, 0, 0, backward[r] - backward_node[r], backward_node[r]});
+  }
+  EXPECT_EQ(split.forward.max_load.network_words, want_forward.network_words);
+  EXPECT_EQ(split.forward.max_load.node_words, want_forward.node_words);
+  EXPECT_EQ(split.backward.max_load.network_words, want_backward.network_words);
+  EXPECT_EQ(split.backward.max_load.node_words, want_backward.node_words);
+  EXPECT_EQ(split.forward.max_words, f.forward.max_words);
+  // Without a node level every word is the network's.
+  EXPECT_EQ(f.forward.max_load.network_words, f.forward.max_words);
+  EXPECT_EQ(f.forward.max_load.node_words, 0);
+  EXPECT_DOUBLE_EQ(f.forward.max_load.network_steps, static_cast<double>(f.forward.max_load.messages));
   EXPECT_EQ(f.forward.max_words, *std::max_element(forward.begin(), forward.end()));
   EXPECT_EQ(f.backward.max_words, *std::max_element(backward.begin(), backward.end()));
   int64_t total = 0;

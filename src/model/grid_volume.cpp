@@ -1,89 +1,128 @@
 // Per-rank communication volume of the grid algorithm, pass by pass.
 #include "model/grid_volume.hpp"
 
+#include <algorithm>
+
 #include "model/collective_rounds.hpp"
+#include "model/node_links.hpp"
 
 namespace convgrid {
 namespace {
 
 constexpr int64_t kBytesPerWord = sizeof(float);
 
-// In over the k-fibre (read pixels of the other slices) and the halo from spatial neighbours.
-void gather_input(const LayerLayout& L, GridCoord g, PassVolume& v) {
-  if (L.dims().Pk > 1) {
-    int64_t total = 0;
-    for (int64_t j = 0; j < L.dims().Pk; ++j) {
-      GridCoord o = g;
-      o.k = j;
-      const int64_t words = L.read_count(L.in_slice(o));
-      total += words;
-      if (j != g.k) v.all_gather += words;
+// One rank's pass, collective by collective: words, messages, rounds, and the links they use.
+class Charges {
+ public:
+  Charges(const LayerLayout& L, GridCoord g, int64_t ranks_per_node) : L_(L), g_(g), node_(ranks_per_node) {}
+
+  // In over the k-fibre (read pixels of the other slices) and the halo from spatial neighbours.
+  void gather_input() {
+    if (L_.dims().Pk > 1) {
+      int64_t total = 0, words = 0;
+      for (int64_t j = 0; j < L_.dims().Pk; ++j) {
+        GridCoord o = g_;
+        o.k = j;
+        const int64_t w = L_.read_count(L_.in_slice(o));
+        total += w;
+        if (j != g_.k) words += w;
+      }
+      v.all_gather += words;
+      blocking_gather(Fibre::k, total * kBytesPerWord, words);
     }
-    v.messages += 1;
-    v.latency_steps += all_gather_rounds(L.dims().Pk, total * kBytesPerWord);
+    halo(L_.halo_recv(g_));
   }
-  for (const HaloPiece& p : L.halo_recv(g)) {
-    v.point_to_point += p.words;
-    v.messages += 1;
-    v.latency_steps += 1;
-  }
-}
 
-// Ker block over the nhw-fibre.
-void gather_weights(const LayerLayout& L, GridCoord g, PassVolume& v) {
-  if (L.dims().nhw_size() > 1) {
-    v.all_gather += L.ker_block(g).volume() - L.ker_slice(g).size();
-    v.messages += 1;
-    v.latency_steps += all_gather_rounds(L.dims().nhw_size(), L.ker_block(g).volume() * kBytesPerWord);
+  // Ker block over the nhw-fibre.
+  void gather_weights() {
+    if (L_.dims().nhw_size() > 1) {
+      const int64_t words = L_.ker_block(g_).volume() - L_.ker_slice(g_).size();
+      v.all_gather += words;
+      blocking_gather(Fibre::nhw, L_.ker_block(g_).volume() * kBytesPerWord, words);
+    }
   }
-}
 
-// dOut block over the c-fibre.
-void gather_grad_output(const LayerLayout& L, GridCoord g, PassVolume& v) {
-  if (L.dims().Pc > 1) {
-    v.all_gather += L.out_block(g).volume() - L.out_slice(g).size();
-    v.messages += 1;
-    v.latency_steps += all_gather_rounds(L.dims().Pc, L.out_block(g).volume() * kBytesPerWord);
+  // dOut block over the c-fibre.
+  void gather_grad_output() {
+    if (L_.dims().Pc > 1) {
+      const int64_t words = L_.out_block(g_).volume() - L_.out_slice(g_).size();
+      v.all_gather += words;
+      blocking_gather(Fibre::c, L_.out_block(g_).volume() * kBytesPerWord, words);
+    }
   }
-}
 
-void reduce_scatter(int64_t fibre, int64_t own_slice_words, PassVolume& v) {
-  if (fibre > 1) {
-    v.reduce_scatter += (fibre - 1) * own_slice_words;
-    v.messages += 1;
-    v.latency_steps += reduce_scatter_rounds(fibre);
+  void reduce_scatter(Fibre f, int64_t own_slice_words) {
+    const int64_t members = fibre_size(L_.dims(), f);
+    if (members > 1) {
+      const int64_t words = (members - 1) * own_slice_words;
+      v.reduce_scatter += words;
+      v.messages += 1;
+      v.latency_steps += reduce_scatter_rounds(members);
+      charge_ring(v, L_.dims(), g_, f, node_, reduce_scatter_rounds(members), words, own_slice_words * kBytesPerWord);
+    }
   }
-}
+
+  // One message from each neighbour that sends words.
+  void halo(const std::vector<HaloPiece>& pieces) {
+    for (const HaloPiece& p : pieces) {
+      v.point_to_point += p.words;
+      v.messages += 1;
+      v.latency_steps += 1;
+      const bool near = same_node(L_.dims().rank_of(g_), spatial_peer_rank(L_.dims(), g_, p.peer), node_);
+      charge_linear(v, 1, near ? p.words : 0, near);
+    }
+  }
+
+  PassVolume v;
+
+ private:
+  void blocking_gather(Fibre f, int64_t total_bytes, int64_t words) {
+    const int64_t q = fibre_size(L_.dims(), f);
+    const int64_t rounds = all_gather_rounds(q, total_bytes);
+    v.messages += 1;
+    v.latency_steps += rounds;
+    charge_lockstep(v, fibre_in_one_node(L_.dims(), g_, f, node_), rounds, words);
+  }
+
+  const LayerLayout& L_;
+  GridCoord g_;
+  int64_t node_;
+};
 
 }  // namespace
 
-PassVolume grid_pass_volume(const LayerLayout& L, GridCoord g, Pass pass, Held held) {
-  PassVolume v;
-  const GridDims& d = L.dims();
+CommLoad CommLoad::of(const PassVolume& v) {
+  return {v.messages, static_cast<double>(v.latency_steps) - v.node_steps, v.node_steps, v.words() - v.node_words,
+          v.node_words};
+}
+
+CommLoad CommLoad::max_with(const CommLoad& o) const {
+  return {std::max(messages, o.messages), std::max(network_steps, o.network_steps), std::max(node_steps, o.node_steps),
+          std::max(network_words, o.network_words), std::max(node_words, o.node_words)};
+}
+
+PassVolume grid_pass_volume(const LayerLayout& L, GridCoord g, Pass pass, Held held, int64_t ranks_per_node) {
+  Charges c(L, g, ranks_per_node);
   switch (pass) {
     case Pass::forward:
-      if (!held.in_needed) gather_input(L, g, v);
-      if (!held.ker_block) gather_weights(L, g, v);
-      reduce_scatter(d.Pc, L.out_slice(g).size(), v);
+      if (!held.in_needed) c.gather_input();
+      if (!held.ker_block) c.gather_weights();
+      c.reduce_scatter(Fibre::c, L.out_slice(g).size());
       break;
     case Pass::backward_data:
-      if (!held.dout_block) gather_grad_output(L, g, v);
-      if (!held.ker_block) gather_weights(L, g, v);
+      if (!held.dout_block) c.gather_grad_output();
+      if (!held.ker_block) c.gather_weights();
       // Reverse halo: contributions to the rank's own input pixels from the ranks that read them.
-      for (const HaloPiece& p : L.halo_send(g)) {
-        v.point_to_point += p.words;
-        v.messages += 1;
-        v.latency_steps += 1;
-      }
-      reduce_scatter(d.Pk, L.read_count(L.in_slice(g)), v);
+      c.halo(L.halo_send(g));
+      c.reduce_scatter(Fibre::k, L.read_count(L.in_slice(g)));
       break;
     case Pass::backward_weights:
-      if (!held.in_needed) gather_input(L, g, v);
-      if (!held.dout_block) gather_grad_output(L, g, v);
-      reduce_scatter(d.nhw_size(), L.ker_slice(g).size(), v);
+      if (!held.in_needed) c.gather_input();
+      if (!held.dout_block) c.gather_grad_output();
+      c.reduce_scatter(Fibre::nhw, L.ker_slice(g).size());
       break;
   }
-  return v;
+  return c.v;
 }
 
 Held held_after(Pass pass, Held before) {

@@ -13,6 +13,9 @@
 //                                by size, the ring for reduce-scatters), one per point-to-point
 //                                receive. Not counted at run time: the time model's, checked
 //                                against simulation (docs/scale.md).
+//   node words and steps       : the part of the words and rounds over links inside a node when
+//                                `ranks_per_node` consecutive ranks share one
+//                                (model/node_links.hpp); 0 without a node level.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +31,24 @@ struct PassVolume {
   int64_t point_to_point = 0;
   int64_t messages = 0;
   int64_t latency_steps = 0;
+  int64_t node_words = 0;  // of words(), those over links inside a node
+  double node_steps = 0;   // of latency_steps, the rounds at the node's latency (a pipelined
+                           // ring: the share of its edges inside a node)
 
   int64_t words() const { return all_gather + reduce_scatter + point_to_point; }
+};
+
+// The figures of a pass the time model reads, split by link (network: between nodes). For the
+// busiest rank of a grid each is the largest over ranks (max_load): an upper estimate when
+// different ranks attain them.
+struct CommLoad {
+  int64_t messages = 0;
+  double network_steps = 0, node_steps = 0;
+  int64_t network_words = 0, node_words = 0;
+
+  static CommLoad of(const PassVolume& v);
+  // Each figure the larger of the two.
+  CommLoad max_with(const CommLoad& o) const;
 };
 
 // Gathered operands a pass finds already in place from earlier passes of the same step:
@@ -41,8 +60,9 @@ struct Held {
   bool dout_block = false;
 };
 
-// What rank g receives in one pass.
-PassVolume grid_pass_volume(const LayerLayout& layout, GridCoord g, Pass pass, Held held);
+// What rank g receives in one pass; `ranks_per_node` splits it by link (0: no node level).
+PassVolume grid_pass_volume(const LayerLayout& layout, GridCoord g, Pass pass, Held held,
+                            int64_t ranks_per_node = 0);
 
 // What each pass leaves held for the next when the passes run in order forward, backward-data,
 // backward-weights (a training step) starting from `before`.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -23,22 +24,24 @@ const Builtin kBuiltins[] = {
     {"ib100-cpu", R"json({
   "name": "ib100-cpu",
   "description": "CPU nodes on 100 Gb/s InfiniBand (HDR100), one rank per AVX-512 core; beta is the link of one rank that has the adapter to itself",
-  "source": "alpha: typical MPI one-way latency of small messages over HDR100 (OSU osu_latency, about 1.0-1.5 us through one switch), rounded up; beta: 1/(12.5 GB/s), the 100 Gb/s line rate of an NVIDIA ConnectX-6 HDR100 adapter (product brief); flop_rate: oneDNN forward convolution of ResNet-50 3x3 layers on one Zen 5 AVX-512 core, 180-197 GFLOP/s (MACHINE.md); no overlap: MPI collectives on CPUs progress only inside MPI calls",
+  "source": "alpha: typical MPI one-way latency of small messages over HDR100 (OSU osu_latency, about 1.0-1.5 us through one switch), rounded up; beta: 1/(12.5 GB/s), the 100 Gb/s line rate of an NVIDIA ConnectX-6 HDR100 adapter (product brief); flop_rate: oneDNN forward convolution of ResNet-50 3x3 layers on one Zen 5 AVX-512 core, 180-197 GFLOP/s (MACHINE.md); no overlap: MPI collectives on CPUs progress only inside MPI calls; node: the 32 hosts of one leaf switch of a non-blocking fat tree, 0.75 us between them (two of the four 375 ns hops that make alpha, platforms/README.md) at the same 100 Gb/s",
   "alpha_s": 1.5e-6,
   "beta_s_per_byte": 8e-11,
   "flop_rate": 1.8e11,
   "overlap": false,
-  "latency": "per_step"
+  "latency": "per_step",
+  "node": {"ranks": 32, "alpha_s": 7.5e-7, "beta_s_per_byte": 8e-11}
 })json"},
     {"nvlink-gpu", R"json({
   "name": "nvlink-gpu",
-  "description": "A100 GPU nodes (8 per node, NVLink 3 within a node, one 200 Gb/s HDR InfiniBand adapter per GPU between nodes), one rank per GPU; alpha and beta are the inter-node link, the bottleneck of a fibre collective once the grid spans more than one node",
-  "source": "alpha: GPU-to-GPU MPI/NCCL latency between nodes with GPUDirect RDMA, a few microseconds (5 us taken); beta: 1/(25 GB/s), the 200 Gb/s HDR line rate of the ConnectX-6 adapter each GPU has in a DGX A100 (NVIDIA DGX A100 system architecture); within a node NVLink 3 gives 300 GB/s per direction per GPU (NVIDIA A100 Tensor Core GPU architecture whitepaper), 12x faster, not modelled; flop_rate: half of the A100's 156 TFLOP/s dense TF32 tensor-core peak (same whitepaper); overlap: NCCL transfers run on their own stream next to the convolution kernels",
+  "description": "A100 GPU nodes (8 per node, NVLink 3 within a node, one 200 Gb/s HDR InfiniBand adapter per GPU between nodes), one rank per GPU; alpha and beta are the links between nodes, node the NVLink inside one",
+  "source": "alpha: GPU-to-GPU MPI/NCCL latency between nodes with GPUDirect RDMA, a few microseconds (5 us taken); beta: 1/(25 GB/s), the 200 Gb/s HDR line rate of the ConnectX-6 adapter each GPU has in a DGX A100 (NVIDIA DGX A100 system architecture); node: 8 GPUs, NVLink 3 at 300 GB/s per direction per GPU (NVIDIA A100 Tensor Core GPU architecture whitepaper), 12x faster, and 2 us of CUDA-aware MPI latency inside a node (an estimate: a few us is typical); flop_rate: half of the A100's 156 TFLOP/s dense TF32 tensor-core peak (same whitepaper); overlap: NCCL transfers run on their own stream next to the convolution kernels",
   "alpha_s": 5e-6,
   "beta_s_per_byte": 4e-11,
   "flop_rate": 7.8e13,
   "overlap": true,
-  "latency": "per_step"
+  "latency": "per_step",
+  "node": {"ranks": 8, "alpha_s": 2e-6, "beta_s_per_byte": 3.3333333333e-12}
 })json"},
     {"local-default", R"json({
   "name": "local-default",
@@ -51,8 +54,9 @@ const Builtin kBuiltins[] = {
 })json"},
 };
 
-const char* const kKeys[] = {"name",      "description", "source", "alpha_s", "beta_s_per_byte",
-                             "flop_rate", "overlap",     "latency"};
+const char* const kKeys[] = {"name",      "description", "source",  "alpha_s", "beta_s_per_byte",
+                             "flop_rate", "overlap",     "latency", "node"};
+const char* const kNodeKeys[] = {"ranks", "alpha_s", "beta_s_per_byte"};
 
 const nlohmann::json& field(const nlohmann::json& j, const char* key, std::string_view origin) {
   auto it = j.find(key);
@@ -92,6 +96,27 @@ bool bool_field(const nlohmann::json& j, const char* key, std::string_view origi
   return v.get<bool>();
 }
 
+// {"ranks": R, "alpha_s": a, "beta_s_per_byte": b}: all three, R a whole number >= 1.
+NodeLinks node_links(const nlohmann::json& j, std::string_view origin) {
+  const std::string where = fmt::format("{}: key \"node\"", origin);
+  if (!j.is_object()) throw InputError(fmt::format("profile {} must be an object, not {}", where, j.dump()));
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(std::begin(kNodeKeys), std::end(kNodeKeys), key) == std::end(kNodeKeys)) {
+      throw InputError(fmt::format("profile {}: unknown key \"{}\" (keys: {})", where, key, fmt::join(kNodeKeys, ", ")));
+    }
+  }
+  NodeLinks n;
+  const nlohmann::json& ranks = field(j, "ranks", where);
+  if (!ranks.is_number_integer() || ranks.get<int64_t>() < 1) {
+    throw InputError(fmt::format("profile {}: key \"ranks\" must be a whole number of at least 1, not {}", where,
+                                 ranks.dump()));
+  }
+  n.ranks = ranks.get<int64_t>();
+  n.alpha_s = positive_field(j, "alpha_s", where);
+  n.beta_s_per_byte = positive_field(j, "beta_s_per_byte", where);
+  return n;
+}
+
 }  // namespace
 
 MachineProfile profile_from_json(const nlohmann::json& j, std::string_view origin) {
@@ -121,14 +146,19 @@ MachineProfile profile_from_json(const nlohmann::json& j, std::string_view origi
     }
     p.latency_per_step = latency == "per_step";
   }
+  if (j.contains("node")) p.node = node_links(j["node"], origin);
   return p;
 }
 
 nlohmann::ordered_json profile_to_json(const MachineProfile& p) {
-  return {
+  nlohmann::ordered_json j = {
       {"name", p.name},       {"description", p.description},         {"source", p.source},
       {"alpha_s", p.alpha_s}, {"beta_s_per_byte", p.beta_s_per_byte}, {"flop_rate", p.flop_rate},
       {"overlap", p.overlap}, {"latency", p.latency_per_step ? "per_step" : "per_message"}};
+  if (p.node.ranks > 0) {
+    j["node"] = {{"ranks", p.node.ranks}, {"alpha_s", p.node.alpha_s}, {"beta_s_per_byte", p.node.beta_s_per_byte}};
+  }
+  return j;
 }
 
 MachineProfile read_profile(const std::string& path) {

@@ -6,20 +6,34 @@
 //
 //   {"name": "ib100-cpu", "description": "...", "source": "...",
 //    "alpha_s": 1.5e-6, "beta_s_per_byte": 8e-11, "flop_rate": 1.8e11, "overlap": false,
-//    "latency": "per_step"}
+//    "latency": "per_step", "node": {"ranks": 32, "alpha_s": 7.5e-7, "beta_s_per_byte": 8e-11}}
 //
-// Every key but "latency" is required and no other is allowed; the numbers must be finite and
+// Every key but "latency" and "node" is required and no other is allowed; the numbers must be finite and
 // positive. "latency": "per_message" (the default) charges alpha once per message (a collective
 // call counts one); "per_step" once per round of messages of the algorithm Open MPI runs
-// (model/collective_rounds.hpp): see docs/profiles.md.
+// (model/collective_rounds.hpp): see docs/profiles.md. "node" gives a second, faster level of
+// links: `ranks` consecutive ranks share a node (or a leaf switch) and talk to each other at its
+// alpha and beta; alpha_s and beta_s_per_byte above are then the links between nodes
+// (model/node_links.hpp says which collective runs over which).
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace convgrid {
+
+// The links inside a node: ranks r and s share one when r / ranks == s / ranks (mpirun and the
+// simulated clusters' hostfiles fill nodes in rank order). ranks == 0: no such level.
+struct NodeLinks {
+  int64_t ranks = 0;
+  double alpha_s = 0;
+  double beta_s_per_byte = 0;
+
+  bool operator==(const NodeLinks&) const = default;
+};
 
 struct MachineProfile {
   std::string name, description, source;
@@ -28,6 +42,7 @@ struct MachineProfile {
   double flop_rate = 0;        // flop/s of one rank's local kernel
   bool overlap = false;        // communication and computation proceed at once
   bool latency_per_step = false;  // alpha per round of MPI's algorithm, not per message
+  NodeLinks node;                 // the faster links inside a node, if any
 
   bool operator==(const MachineProfile&) const = default;
 };

@@ -5,6 +5,10 @@
 //   latency  = alpha * messages     (profile "latency": "per_message")
 //            = alpha * rounds       ("per_step": model/collective_rounds.hpp)
 //   transfer = beta * 4 * words            (float32 words received)
+// With a node level (profile "node") the rounds and words over links inside a node
+// (model/node_links.hpp) take the node's alpha and beta instead:
+//   latency  = alpha * network rounds + node alpha * node rounds      ("per_step")
+//   transfer = 4 * (beta * network words + node beta * node words)
 //   compute  = flops / flop_rate
 //   total    = latency + transfer + compute              (profile without overlap)
 //            = latency + max(transfer, compute)          (profile with overlap)
@@ -29,7 +33,9 @@ struct PassTime {
   double total_s = 0;
 };
 
+PassTime pass_time_parts(const MachineProfile& m, const CommLoad& load, double flops);
 PassTime pass_time_parts(const MachineProfile& m, const PassVolume& v, double flops);
+double pass_time(const MachineProfile& m, const CommLoad& load, double flops);
 double pass_time(const MachineProfile& m, const PassVolume& v, double flops);
 
 // Flops of rank g's local kernel in any of the three passes: 2 * the multiply-adds of its local

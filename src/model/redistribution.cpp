@@ -180,11 +180,23 @@ int64_t redistribution_messages(int64_t ranks, const RedistributionStats& stats)
   return ranks > 1 && stats.max_words > 0 ? 1 : 0;
 }
 
-RedistributionFigures redistribution_figures(const Placement& from, const Placement& to) {
+RedistributionFigures redistribution_figures(const Placement& from, const Placement& to, int64_t ranks_per_node) {
   validate_redistribution(from, to);
   const int64_t ranks = from.dims().size();
   RedistributionFigures f;
   int64_t total_forward = 0, total_backward = 0;
+  bool forward_network = false, backward_network = false;
+  // Words rank r receives from the other ranks of its node: of its new slice held by their old
+  // ones (forward), of its old slice in their new ones (backward).
+  const auto from_node = [&](int64_t r, const Slice& mine, const Placement& mine_in, const Placement& theirs) {
+    int64_t words = 0;
+    if (ranks_per_node <= 1) return words;
+    const int64_t first = r / ranks_per_node * ranks_per_node;
+    for (int64_t s = first; s < std::min(ranks, first + ranks_per_node); ++s) {
+      if (s != r) words += slice_overlap(theirs.slice(s), theirs.tensor(), mine, mine_in.tensor());
+    }
+    return words;
+  };
   // Rank r's coordinates in both grids, advanced like odometers (w fastest) instead of divided.
   GridCoord a{}, b{};
   for (int64_t r = 0; r < ranks; ++r, advance(a, from.dims()), advance(b, to.dims())) {
@@ -195,9 +207,21 @@ RedistributionFigures redistribution_figures(const Placement& from, const Placem
     f.backward.max_words = std::max(f.backward.max_words, backward);
     total_forward += forward;
     total_backward += backward;
+    const int64_t forward_node = forward > 0 ? from_node(r, new_slice, to, from) : 0;
+    const int64_t backward_node = backward > 0 ? from_node(r, old_slice, from, to) : 0;
+    f.forward.max_load = f.forward.max_load.max_with({0, 0, 0, forward - forward_node, forward_node});
+    f.backward.max_load = f.backward.max_load.max_with({0, 0, 0, backward - backward_node, backward_node});
+    forward_network |= forward > forward_node;
+    backward_network |= backward > backward_node;
   }
   f.forward.mean_words = static_cast<double>(total_forward) / static_cast<double>(ranks);
   f.backward.mean_words = static_cast<double>(total_backward) / static_cast<double>(ranks);
+  // One message a rank, and one round: the network's when anything crosses it.
+  for (auto [stats, network] : {std::pair{&f.forward, forward_network}, std::pair{&f.backward, backward_network}}) {
+    stats->max_load.messages = redistribution_messages(ranks, *stats);
+    (network ? stats->max_load.network_steps : stats->max_load.node_steps) =
+        static_cast<double>(stats->max_load.messages);
+  }
   return f;
 }
 

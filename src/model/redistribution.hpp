@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "layout/layer_layout.hpp"
+#include "model/grid_volume.hpp"
 
 namespace convgrid {
 
@@ -87,6 +88,10 @@ int64_t redistribution_words(const LayerLayout& from, const LayerLayout& to, int
 struct RedistributionStats {
   int64_t max_words = 0;
   double mean_words = 0;
+  // For the time model (model/node_links.hpp): the largest words over ranks from peers off the
+  // rank's node and on it, and the one round, at the network's latency when any rank receives
+  // across it. One message per rank (redistribution_messages).
+  CommLoad max_load;
 };
 
 // Messages every rank counts for one direction of a redistribution on P ranks: 1 when P > 1 and
@@ -100,8 +105,10 @@ struct RedistributionFigures {
 
 // Largest and mean words over all ranks, exact, both directions. Every rank is visited with a
 // constant number of box intersections each (a flat slice is at most 7 boxes), except when both
-// placements give every rank the same slice (then nothing moves).
-RedistributionFigures redistribution_figures(const Placement& from, const Placement& to);
+// placements give every rank the same slice (then nothing moves). With `ranks_per_node` > 0 the
+// words each rank receives from its node's other ranks are split off in max_load (that many more
+// intersections a rank).
+RedistributionFigures redistribution_figures(const Placement& from, const Placement& to, int64_t ranks_per_node = 0);
 RedistributionStats redistribution_stats(const LayerLayout& from, const LayerLayout& to);
 
 }  // namespace convgrid

@@ -6,6 +6,7 @@
 #include "layout/fibre_slices.hpp"
 #include "layout/pack.hpp"
 #include "model/collective_rounds.hpp"
+#include "model/node_links.hpp"
 
 namespace convgrid {
 namespace {
@@ -15,24 +16,37 @@ Box4 with(Box4 b, int dim, Range r) {
   return b;
 }
 
-// Words an all-gather of the parts in `part` of every member's slice brings to member `me`.
-int64_t gathered(const std::vector<Slice>& slices, const ReadPixels* read, const Box4& part,
-                 int64_t me) {
-  int64_t words = 0;
-  for (size_t j = 0; j < slices.size(); ++j) {
-    if (static_cast<int64_t>(j) != me) words += count_part(slices[j], read, part);
+// A fibre's slices and where its members sit: the world rank of each, and whether it shares
+// member `me`'s node.
+struct FibreMembers {
+  const std::vector<Slice>& slices;
+  int64_t me;
+  std::vector<bool> near;
+  bool all_near = true;
+
+  FibreMembers(const std::vector<Slice>& s, const GridDims& d, GridCoord g, Fibre f, int64_t me_index,
+               int64_t ranks_per_node)
+      : slices(s), me(me_index) {
+    const std::vector<int64_t> ranks = fibre_ranks(d, g, f);
+    for (size_t j = 0; j < ranks.size(); ++j) {
+      near.push_back(same_node(ranks[j], ranks[me], ranks_per_node));
+      if (static_cast<int64_t>(j) != me) all_near = all_near && near.back();
+    }
   }
-  return words;
-}
+};
 
 // The halo pieces clipped to samples `n` and channels `c`: adds words and messages.
-void halo(const LayerLayout& L, const std::vector<HaloPiece>& pieces, Range n, Range c, PassVolume& v) {
+void halo(const LayerLayout& L, GridCoord g, int64_t ranks_per_node, const std::vector<HaloPiece>& pieces,
+          Range n, Range c, PassVolume& v) {
+  const int64_t me = L.dims().rank_of(g);
   for (const HaloPiece& p : pieces) {
     const Box4 b = with(with(p.box, 0, n), 1, c);
     const int64_t w = count_part(Slice::whole(b), &L.read(), b);
     v.point_to_point += w;
     v.messages += w > 0 ? 1 : 0;
     v.latency_steps += w > 0 ? 1 : 0;
+    const bool near = same_node(me, spatial_peer_rank(L.dims(), g, p.peer), ranks_per_node);
+    charge_linear(v, w > 0 ? 1 : 0, near ? w : 0, near);
   }
 }
 
@@ -48,53 +62,70 @@ std::vector<Range> stream_panels(const LayerLayout& L, GridCoord g, Pass p, int6
   return out;
 }
 
-PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64_t panels) {
+PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64_t panels, int64_t ranks_per_node) {
   const GridDims& d = L.dims();
-  const FibreSlices f(L, g);
-  const std::vector<Slice>&in_slices = f.in, &out_slices = f.out, &ker_slices = f.ker;
+  const FibreSlices slices(L, g);
   const Box4 ker_box = L.ker_block(g), in_block = L.in_block(g), out_block = L.out_block(g);
   const int64_t me_nhw = d.nhw_index(g);
   const ReadPixels* read = &L.read();
+  const FibreMembers in_fibre(slices.in, d, g, Fibre::k, g.k, ranks_per_node),
+      out_fibre(slices.out, d, g, Fibre::c, g.c, ranks_per_node),
+      ker_fibre(slices.ker, d, g, Fibre::nhw, me_nhw, ranks_per_node);
   PassVolume v;
-  const auto gather = [&](const std::vector<Slice>& slices, const ReadPixels* r, const Box4& part, int64_t me) {
-    v.all_gather += gathered(slices, r, part, me);
-    v.messages += slices.size() > 1 ? 1 : 0;
-    v.latency_steps += nonblocking_rounds(static_cast<int64_t>(slices.size()));
+  // A non-blocking all-gather of the parts in `part` of every member's slice, linear.
+  const auto gather = [&](const FibreMembers& f, const ReadPixels* r, const Box4& part) {
+    int64_t words = 0, near_words = 0;
+    for (size_t j = 0; j < f.slices.size(); ++j) {
+      if (static_cast<int64_t>(j) == f.me) continue;
+      const int64_t w = count_part(f.slices[j], r, part);
+      words += w;
+      near_words += f.near[j] ? w : 0;
+    }
+    const int64_t rounds = nonblocking_rounds(static_cast<int64_t>(f.slices.size()));
+    v.all_gather += words;
+    v.messages += f.slices.size() > 1 ? 1 : 0;
+    v.latency_steps += rounds;
+    charge_linear(v, rounds, near_words, f.all_near);
   };
-  const auto reduce = [&](int64_t members, int64_t own_words) {
+  // The final reduce-scatter, blocking: the ring.
+  const auto reduce = [&](Fibre f, int64_t own_words) {
+    const int64_t members = fibre_size(d, f);
+    if (members <= 1) return;
     v.reduce_scatter += (members - 1) * own_words;
-    v.messages += members > 1 ? 1 : 0;
+    v.messages += 1;
     v.latency_steps += reduce_scatter_rounds(members);
+    charge_ring(v, d, g, f, ranks_per_node, reduce_scatter_rounds(members), (members - 1) * own_words,
+                own_words * static_cast<int64_t>(sizeof(float)));
   };
   const std::vector<HaloPiece> recv = L.halo_recv(g), send = L.halo_send(g);
   const Range all{0, INT64_MAX};
   for (const Range& P : stream_panels(L, g, p, panels)) {
     switch (p) {
       case Pass::forward:
-        gather(in_slices, read, with(in_block, 1, P), g.k);
-        gather(ker_slices, nullptr, with(ker_box, 1, P), me_nhw);
-        halo(L, recv, all, P, v);
+        gather(in_fibre, read, with(in_block, 1, P));
+        gather(ker_fibre, nullptr, with(ker_box, 1, P));
+        halo(L, g, ranks_per_node, recv, all, P, v);
         break;
       case Pass::backward_data:
-        gather(out_slices, nullptr, with(out_block, 1, P), g.c);
-        gather(ker_slices, nullptr, with(ker_box, 0, P), me_nhw);
+        gather(out_fibre, nullptr, with(out_block, 1, P));
+        gather(ker_fibre, nullptr, with(ker_box, 0, P));
         break;
       case Pass::backward_weights:
-        gather(in_slices, read, with(in_block, 0, P), g.k);
-        gather(out_slices, nullptr, with(out_block, 0, P), g.c);
-        halo(L, recv, P, all, v);
+        gather(in_fibre, read, with(in_block, 0, P));
+        gather(out_fibre, nullptr, with(out_block, 0, P));
+        halo(L, g, ranks_per_node, recv, P, all, v);
         break;
     }
   }
   switch (p) {
-    case Pass::forward: reduce(d.Pc, L.out_slice(g).size()); break;
+    case Pass::forward: reduce(Fibre::c, L.out_slice(g).size()); break;
     case Pass::backward_data:
       if (!L.input_in_place(g)) {
-        halo(L, send, all, all, v);  // the reverse halo receives what the forward one sent
-        reduce(d.Pk, L.read_count(L.in_slice(g)));
+        halo(L, g, ranks_per_node, send, all, all, v);  // the reverse halo receives what the forward one sent
+        reduce(Fibre::k, L.read_count(L.in_slice(g)));
       }
       break;
-    case Pass::backward_weights: reduce(d.nhw_size(), L.ker_slice(g).size()); break;
+    case Pass::backward_weights: reduce(Fibre::nhw, L.ker_slice(g).size()); break;
   }
   return v;
 }

@@ -28,6 +28,8 @@ struct StreamOptions {
 // n_block for backward-weights) in min(b, its size) balanced sub-ranges, larger ones first.
 std::vector<Range> stream_panels(const LayerLayout& layout, GridCoord g, Pass p, int64_t panels);
 
-PassVolume streamed_pass_volume(const LayerLayout& layout, GridCoord g, Pass p, int64_t panels);
+// `ranks_per_node` splits the words and rounds by link (model/node_links.hpp; 0: no node level).
+PassVolume streamed_pass_volume(const LayerLayout& layout, GridCoord g, Pass p, int64_t panels,
+                                int64_t ranks_per_node = 0);
 
 }  // namespace convgrid

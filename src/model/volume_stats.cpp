@@ -118,7 +118,10 @@ VolumeStats pass_volume_mean(const LayerLayout& L, Pass pass, Held held) {
       collective(true, q, (q - 1) * ker);
       break;
   }
-  return {0, words / P, 0, messages / P};
+  VolumeStats v;
+  v.mean_words = words / P;
+  v.mean_messages = messages / P;
+  return v;
 }
 
 namespace {
@@ -201,13 +204,14 @@ std::vector<GridCoord> representative_ranks(const LayerLayout& L) {
   return reps;
 }
 
-VolumeStats pass_volume_stats(const LayerLayout& L, Pass pass, Held held) {
+VolumeStats pass_volume_stats(const LayerLayout& L, Pass pass, Held held, int64_t ranks_per_node) {
   VolumeStats v = pass_volume_mean(L, pass, held);
   for (const GridCoord& g : representative_ranks(L)) {
-    const PassVolume pv = grid_pass_volume(L, g, pass, held);
+    const PassVolume pv = grid_pass_volume(L, g, pass, held, ranks_per_node);
     v.max_words = std::max(v.max_words, pv.words());
     v.max_messages = std::max(v.max_messages, pv.messages);
     v.max_latency_steps = std::max(v.max_latency_steps, pv.latency_steps);
+    v.max_load = v.max_load.max_with(CommLoad::of(pv));
   }
   return v;
 }

@@ -23,9 +23,14 @@ struct VolumeStats {
   int64_t max_messages = 0;
   double mean_messages = 0;
   int64_t max_latency_steps = 0;  // the largest over ranks (grid_volume.hpp)
+  CommLoad max_load;              // what the time model reads, each figure the largest over ranks
 };
 
-VolumeStats pass_volume_stats(const LayerLayout& layout, Pass pass, Held held);
+// `ranks_per_node` splits max_load by link (model/node_links.hpp; 0: no node level). Ranks fill
+// nodes in order, so which fibres stay inside a node depends on a rank's position, not only on
+// its block classes: the representatives below sample it (exactly when the grid's extents and the
+// node size are powers of two, as on the built-in clusters).
+VolumeStats pass_volume_stats(const LayerLayout& layout, Pass pass, Held held, int64_t ranks_per_node = 0);
 
 // Ranks that together attain the largest value over all ranks of any per-rank figure that
 // depends only on block sizes, halos, slices and read pixels (words, messages, memory): two per

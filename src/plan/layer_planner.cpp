@@ -29,10 +29,12 @@ double mean_objective(const ConvShape& shape, const GridDims& grid, const PlanOp
     if (o.objective == Objective::volume) {
       sum += m.mean_words;
     } else {
-      // pass_time grows with each argument, and means (rounded down) never exceed the largest.
-      PassVolume mean;
-      mean.all_gather = static_cast<int64_t>(std::floor(m.mean_words));
+      // pass_time grows with each argument, and means (rounded down) never exceed the largest;
+      // words are charged at the cheaper link, rounds not at all.
+      CommLoad mean;
       mean.messages = static_cast<int64_t>(std::floor(m.mean_messages));
+      const bool node_cheaper = o.profile.node.ranks > 0 && o.profile.node.beta_s_per_byte < o.profile.beta_s_per_byte;
+      (node_cheaper ? mean.node_words : mean.network_words) = static_cast<int64_t>(std::floor(m.mean_words));
       sum += pass_time(o.profile, mean, shape.flops() / static_cast<double>(grid.size()));
     }
   }
@@ -60,13 +62,10 @@ LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const Plan
   Held held;
   for (size_t i = 0; i < o.passes.size(); ++i) {
     const Pass p = o.passes[i];
-    PassFigures f{p, pass_volume_stats(L, p, held), words_lower_bound_in_step(shape, grid.size(), o.passes, i), 0};
+    PassFigures f{p, pass_volume_stats(L, p, held, o.profile.node.ranks),
+                  words_lower_bound_in_step(shape, grid.size(), o.passes, i), 0};
     held = held_after(p, held);
-    PassVolume busiest;
-    busiest.all_gather = f.volume.max_words;
-    busiest.messages = f.volume.max_messages;
-    busiest.latency_steps = f.volume.max_latency_steps;
-    f.time_s = pass_time(o.profile, busiest, flops);
+    f.time_s = pass_time(o.profile, f.volume.max_load, flops);
     plan.passes.push_back(f);
   }
   for (const GridCoord& g : representative_ranks(L)) {
@@ -86,19 +85,17 @@ LayerPlan evaluate_streamed(const ConvShape& shape, const GridDims& grid, const 
     PassFigures f{p, pass_volume_stats(L, p, Held{}), words_lower_bound_in_step(shape, grid.size(), o.passes, i), 0};
     f.volume.max_messages = 0;
     f.volume.max_latency_steps = 0;
+    f.volume.max_load = {};
     double messages = 0;
     for (const GridCoord& g : ranks) {
-      const PassVolume v = streamed_pass_volume(L, g, p, panels);
+      const PassVolume v = streamed_pass_volume(L, g, p, panels, o.profile.node.ranks);
       f.volume.max_messages = std::max(f.volume.max_messages, v.messages);
       f.volume.max_latency_steps = std::max(f.volume.max_latency_steps, v.latency_steps);
+      f.volume.max_load = f.volume.max_load.max_with(CommLoad::of(v));
       messages = std::max(messages, static_cast<double>(v.messages));
     }
     f.volume.mean_messages = messages;  // the largest: panels add messages on every rank alike
-    PassVolume busiest;
-    busiest.all_gather = f.volume.max_words;
-    busiest.messages = f.volume.max_messages;
-    busiest.latency_steps = f.volume.max_latency_steps;
-    f.time_s = pass_time(o.profile, busiest, flops);
+    f.time_s = pass_time(o.profile, f.volume.max_load, flops);
     plan.passes.push_back(f);
   }
   for (const GridCoord& g : ranks) {

@@ -55,18 +55,14 @@ class EdgeCosts {
     const LayerLayout la(a, ga), lb(b, gb);
     const Placement from = Placement::pooled_output_of(la, e.pooled.H, e.pooled.W);
     const Placement to = e.residual ? Placement::output_of(lb) : Placement::input_of(lb);
-    const RedistributionFigures r = redistribution_figures(from, to);
+    const RedistributionFigures r = redistribution_figures(from, to, o_.profile.node.ranks);
     EdgeFigures f;
     f.residual = e.residual;
     const auto add = [&](const RedistributionStats& s) {
       f.words_max += s.max_words;
       f.words_mean += s.mean_words;
-      PassVolume v;
-      v.all_gather = s.max_words;  // pass_time counts words whatever their collective
-      v.messages = redistribution_messages(ga.size(), s);
-      // all_to_all_v posts every non-empty message at once: one round.
-      v.latency_steps = v.messages;
-      f.time_s += pass_time(o_.profile, v, 0);
+      // all_to_all_v posts every non-empty message at once: one round (max_load).
+      f.time_s += pass_time(o_.profile, s.max_load, 0);
     };
     add(r.forward);
     if (has_backward(o_)) add(r.backward);

@@ -1,5 +1,5 @@
 # convgrid plan on the command line: a plan's JSON (of a layer or a network) has the documented
-# keys and its words are the busiest rank's; bad input (P = 0, an unmeetable memory limit, an unknown profile, a malformed
+# keys and its words are the busiest rank's; --plan keeps a network to a family of grids; bad input (P = 0, an unmeetable memory limit, an unknown profile, a malformed
 # size, a malformed flag) ends with one error line and exit status 1, and the memory message
 # gives the smallest limit that works, which then does work.
 set -euo pipefail
@@ -59,6 +59,26 @@ assert t["recv_words_max"] == t["layer_words"] + t["redistribution_words"]
 assert t["data_parallel_words"] >= t["recv_words_max"]
 assert 0 < t["lower_bound_words"] <= t["recv_words_max"]
 PY
+# --plan: the grids of a family, as convgrid step runs them; the modelled redistribution time is
+# in the JSON beside its words. Data parallelism puts every rank on the batch; the hybrid splits
+# only the batch and the image.
+for family in data hybrid; do
+  run_one plan --network resnet50 --batch 64 --procs 16 --passes train --plan "$family" --json "$family.json" \
+    > "$family.txt" || fail "plan --plan $family exited with status $?: $(< "$family.txt")"
+  "$PYTHON" - "$family.json" "$family" <<'PY' || fail "plan --plan $family: a grid outside the family"
+import json, sys
+j, family = json.load(open(sys.argv[1])), sys.argv[2]
+assert j["plan"] == family
+for l in j["layers"]:
+    n, k, c, h, w = l["grid"]
+    assert (k, c) == (1, 1), l
+    assert family == "hybrid" or (h, w) == (1, 1), l
+    assert l["redistribution_time_s"] >= 0
+PY
+done
+expect_fail_with "--plan 'diagonal'" plan --network resnet50 --procs 4 --plan diagonal
+expect_fail_with "--plan" plan --shape "$shape" --procs 4 --plan data
+
 shape_of_layer=$("$PYTHON" -c 'import json,sys; print(json.load(open("net.json"))["layers"][5]["shape"])')
 run_one plan --shape "$shape_of_layer" --procs 16 > /dev/null || fail "a layer's shape string does not parse: $shape_of_layer"
 

@@ -1,0 +1,166 @@
+// The cost model's node level (src/model/node_links): which fibres stay inside a node, how each
+// kind of collective splits its words and rounds between the node's links and the network, and
+// the invariants that tie the split to the totals on every grid.
+#include "model/node_links.hpp"
+
+#include <gtest/gtest.h>
+
+#include "model/pass_cost.hpp"
+#include "model/streamed_volume.hpp"
+
+namespace convgrid {
+namespace {
+
+TEST(NodeLinks, FibresInsideANode) {
+  // 32 ranks, grid 2,2,2,2,2: the w-neighbours are adjacent ranks, the k-fibre strides 8.
+  const GridDims d{2, 2, 2, 2, 2};
+  const GridCoord g{1, 0, 1, 0, 1};
+  EXPECT_TRUE(fibre_in_one_node(d, g, Fibre::c, 8));     // stride 4: ranks 17 and 21
+  EXPECT_FALSE(fibre_in_one_node(d, g, Fibre::k, 8));    // stride 8: ranks 21 and 29
+  EXPECT_TRUE(fibre_in_one_node(d, g, Fibre::k, 16));
+  EXPECT_FALSE(fibre_in_one_node(d, g, Fibre::nhw, 16));  // 8 members over both halves
+  EXPECT_TRUE(fibre_in_one_node(d, g, Fibre::nhw, 32));
+  EXPECT_FALSE(fibre_in_one_node(d, g, Fibre::c, 0));     // no node level
+  EXPECT_FALSE(same_node(3, 3, 0));
+  EXPECT_TRUE(same_node(8, 15, 8));
+  EXPECT_FALSE(same_node(7, 8, 8));
+}
+
+TEST(NodeLinks, FibreMembersInCommunicatorOrder) {
+  const GridDims d{2, 2, 2, 2, 2};
+  const GridCoord g{1, 0, 1, 0, 1};
+  EXPECT_EQ(fibre_ranks(d, g, Fibre::k), (std::vector<int64_t>{d.rank_of({1, 0, 1, 0, 1}), d.rank_of({1, 1, 1, 0, 1})}));
+  EXPECT_EQ(fibre_ranks(d, g, Fibre::c), (std::vector<int64_t>{d.rank_of({1, 0, 0, 0, 1}), d.rank_of({1, 0, 1, 0, 1})}));
+  const std::vector<int64_t> nhw = fibre_ranks(d, g, Fibre::nhw);
+  ASSERT_EQ(static_cast<int64_t>(nhw.size()), d.nhw_size());
+  for (int64_t i = 0; i < d.nhw_size(); ++i) {
+    const GridCoord m = d.coord_of(nhw[i]);
+    EXPECT_EQ(d.nhw_index(m), i);
+    EXPECT_EQ(m.k, g.k);
+    EXPECT_EQ(m.c, g.c);
+  }
+  EXPECT_EQ(spatial_peer_rank(d, g, 3), d.rank_of({1, 0, 1, 1, 1}));
+}
+
+TEST(NodeLinks, AnAllGatherOverTwoNodesGoesAtTheNetworksPace) {
+  // Pk = 4 (ranks 0..3): forward gathers In over the k-fibre, in lockstep rounds.
+  const LayerLayout L(ConvShape::parse("N=2,C=8,H=6,W=6,K=8,R=1,S=1"), GridDims{1, 4, 1, 1, 1});
+  const PassVolume whole = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 4);
+  EXPECT_EQ(whole.node_words, whole.words());
+  EXPECT_DOUBLE_EQ(whole.node_steps, static_cast<double>(whole.latency_steps));
+  const PassVolume split = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 2);
+  EXPECT_EQ(split.node_words, 0);
+  EXPECT_DOUBLE_EQ(split.node_steps, 0);
+}
+
+TEST(NodeLinks, ASmallReduceScatterRingTakesEachEdgesShare) {
+  // Pc = 4: forward reduce-scatters Out (2x6x6x6) over ranks 0..3, the ring: 3 rounds, rank 0's
+  // slice 2 of the 6 channels (144 words), eager, so the ring is a pipeline.
+  const LayerLayout L(ConvShape::parse("N=2,C=4,H=6,W=6,K=6,R=1,S=1"), GridDims{1, 1, 4, 1, 1});
+  const PassVolume whole = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 4);
+  EXPECT_EQ(whole.latency_steps, 3);
+  EXPECT_DOUBLE_EQ(whole.node_steps, 3);
+  EXPECT_EQ(whole.node_words, whole.words());
+  // Two nodes of 2: edges 0->1 and 2->3 stay inside a node, 1->2 and 3->0 cross; half of each.
+  const PassVolume split = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 2);
+  EXPECT_EQ(split.words(), 3 * 144);
+  EXPECT_DOUBLE_EQ(split.node_steps, 1.5);
+  EXPECT_EQ(split.node_words, 3 * 144 / 2);
+}
+
+TEST(NodeLinks, ALargeReduceScatterRingGoesInLockstep) {
+  // Out of 4x64x16x16 = 65536 words over Pc = 4: blocks of 16384 words, 64 KiB, sent in
+  // rendezvous: every round waits for the pairs that cross nodes.
+  const LayerLayout L(ConvShape::parse("N=4,C=4,H=16,W=16,K=64,R=1,S=1"), GridDims{1, 1, 4, 1, 1});
+  const PassVolume split = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 2);
+  EXPECT_EQ(split.reduce_scatter, 3 * 16384);
+  EXPECT_DOUBLE_EQ(split.node_steps, 0);
+  EXPECT_EQ(split.node_words, 0);
+  const PassVolume whole = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 4);
+  EXPECT_EQ(whole.node_words, whole.words());
+}
+
+TEST(NodeLinks, ANonBlockingGatherSplitsItsWordsByPeer) {
+  // The streamed forward pass on Pk = 4 gathers In's slices from the 3 other members of the
+  // k-fibre (stride 1: ranks 0..3) at once. On nodes of 2, rank 0's partner on its node sends a
+  // third of them; the round is the network's.
+  const LayerLayout L(ConvShape::parse("N=2,C=8,H=6,W=6,K=8,R=1,S=1"), GridDims{1, 4, 1, 1, 1});
+  const PassVolume all = streamed_pass_volume(L, GridCoord{}, Pass::forward, 1, 0);
+  const PassVolume split = streamed_pass_volume(L, GridCoord{}, Pass::forward, 1, 2);
+  EXPECT_EQ(all.all_gather, 3 * 2 * 2 * 36);
+  EXPECT_EQ(split.node_words, 2 * 2 * 36);
+  EXPECT_DOUBLE_EQ(split.node_steps, 0);
+  const PassVolume near = streamed_pass_volume(L, GridCoord{}, Pass::forward, 1, 4);
+  EXPECT_EQ(near.node_words, near.words());
+  EXPECT_DOUBLE_EQ(near.node_steps, static_cast<double>(near.latency_steps));
+}
+
+TEST(NodeLinks, AHaloFromANeighbourOnTheSameNodeIsTheNodes) {
+  // 3x3 pad 1, Ph = 2: rank 0 receives 60 halo words from rank 1 and gathers weights from it
+  // over the nhw-fibre of 2 (two processes: a tree).
+  const LayerLayout L(ConvShape::parse("N=2,C=3,H=8,W=5,K=4,R=3,S=3,pad=1"), GridDims{1, 1, 1, 2, 1});
+  const PassVolume v = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 2);
+  EXPECT_EQ(v.point_to_point, 60);
+  EXPECT_EQ(v.node_words, v.words());
+  EXPECT_DOUBLE_EQ(v.node_steps, 2);
+  const PassVolume apart = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 1);
+  EXPECT_EQ(apart.node_words, 0);
+  EXPECT_DOUBLE_EQ(apart.node_steps, 0);
+}
+
+TEST(NodeLinks, OneNodeHoldsEverythingAndNoNodeLevelNothing) {
+  // On every grid of 8 ranks, in every pass of both algorithms: a node of all 8 ranks carries
+  // every word and round; nodes of one rank (or none) carry nothing; in between, the node's part
+  // never exceeds the whole.
+  const ConvShape s = ConvShape::parse("N=4,C=6,H=7,W=6,K=4,R=3,S=3,pad=1,stride=2");
+  int64_t checked = 0;
+  for (const GridDims& d : all_grids(8)) {
+    if (!d.fits(s)) continue;
+    const LayerLayout L(s, d);
+    for (int64_t r = 0; r < d.size(); ++r) {
+      for (Pass p : {Pass::forward, Pass::backward_data, Pass::backward_weights}) {
+        SCOPED_TRACE(::testing::Message() << d.to_string() << " rank " << r << " pass " << static_cast<int>(p));
+        for (int64_t panels : {0, 2}) {
+          const auto volume = [&](int64_t node) {
+            return panels > 0 ? streamed_pass_volume(L, d.coord_of(r), p, panels, node)
+                              : grid_pass_volume(L, d.coord_of(r), p, Held{}, node);
+          };
+          const PassVolume all = volume(8), none = volume(0), single = volume(1), half = volume(4);
+          EXPECT_EQ(all.node_words, all.words());
+          EXPECT_DOUBLE_EQ(all.node_steps, static_cast<double>(all.latency_steps));
+          EXPECT_EQ(none.node_words, 0);
+          EXPECT_DOUBLE_EQ(none.node_steps, 0);
+          EXPECT_EQ(single.node_words, 0);
+          EXPECT_DOUBLE_EQ(single.node_steps, 0);
+          EXPECT_EQ(half.words(), all.words());
+          EXPECT_EQ(half.latency_steps, all.latency_steps);
+          EXPECT_LE(half.node_words, half.words());
+          EXPECT_LE(half.node_steps, static_cast<double>(half.latency_steps));
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 500);
+}
+
+TEST(NodeLinks, PassTimeChargesEachLinkItsOwnAlphaAndBeta) {
+  MachineProfile m;
+  m.alpha_s = 4e-6;
+  m.beta_s_per_byte = 1e-9;
+  m.flop_rate = 1e9;
+  m.latency_per_step = true;
+  m.node = NodeLinks{8, 1e-6, 1e-10};
+  // 3 rounds, 1.5 of them at the node (a pipelined ring); 1000 words, 400 over the node.
+  const CommLoad load{1, 1.5, 1.5, 600, 400};
+  const PassTime t = pass_time_parts(m, load, 0);
+  EXPECT_DOUBLE_EQ(t.latency_s, 1.5 * 4e-6 + 1.5 * 1e-6);
+  EXPECT_DOUBLE_EQ(t.transfer_s, 4 * (600 * 1e-9 + 400 * 1e-10));
+  // Without the node level the same load is all the network's.
+  m.node = {};
+  EXPECT_DOUBLE_EQ(pass_time_parts(m, load, 0).latency_s, 3 * 4e-6);
+  EXPECT_DOUBLE_EQ(pass_time_parts(m, load, 0).transfer_s, 4 * 1000 * 1e-9);
+}
+
+}  // namespace
+}  // namespace convgrid
