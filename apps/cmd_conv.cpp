@@ -180,6 +180,7 @@ int run_conv(const ConvOptions& o) {
     s.median_s = median_of(t.seconds);
     s.comm_s = t.split.comm;
     s.compute_s = t.split.compute;
+    s.own_s = t.own_seconds;
     report.passes.push_back({p, gather_stats(world, s), std::nullopt});
   }
 

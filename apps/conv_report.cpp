@@ -26,6 +26,7 @@ RankPassStats max_over(const std::vector<RankPassStats>& v) {
     m.median_s = std::max(m.median_s, s.median_s);
     m.comm_s = std::max(m.comm_s, s.comm_s);
     m.compute_s = std::max(m.compute_s, s.compute_s);
+    m.own_s = std::max(m.own_s, s.own_s);
   }
   return m;
 }
@@ -39,7 +40,8 @@ nlohmann::json stats_json(const RankPassStats& s) {
           {"min_s", s.min_s},
           {"median_s", s.median_s},
           {"comm_s", s.comm_s},
-          {"compute_s", s.compute_s}};
+          {"compute_s", s.compute_s},
+          {"own_s", s.own_s}};
 }
 
 bool words_agree(const std::vector<RankPassStats>& ranks) {

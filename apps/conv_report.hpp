@@ -24,6 +24,9 @@ struct RankPassStats {
   double peak_bytes = 0;
   double min_s = 0, median_s = 0;  // over the timed repeats, between barriers
   double comm_s = 0, compute_s = 0;  // of the fastest repeat
+  // From the opening barrier to this rank's end of the pass, last repeat: the largest over ranks
+  // is the pass without its closing barrier, the figure convgrid step times (and the model's).
+  double own_s = 0;
 };
 
 struct CheckResult {

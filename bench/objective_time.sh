@@ -4,6 +4,9 @@
 # planner lists its 3 best grids by modelled time (`convgrid plan --objective time --top 3`), and
 # each grid runs one training step of the layer under smpirun in model mode (`convgrid conv
 # --grid G --compute model`: the three passes, operands held between them as the model assumes).
+# A pass's simulated time is the slowest rank's from the opening barrier to its end (`own_s`), as
+# `convgrid step` times it: the closing barrier (8 rounds of 5 us at P = 256 on nvlink-gpu) is no
+# part of the layer.
 #
 # Usage: bash bench/objective_time.sh [OUT_DIR]   (default docs/results/objective-time)
 #   OBJECTIVE_PROCS      ranks (default 64)
@@ -44,7 +47,7 @@ for t in json.load(open(sys.argv[1]))["top"]: print(",".join(map(str, t["grid"])
         { cat "$work/run.txt"; exit 1; }
       simulated=$(/usr/bin/python3 -c 'import json,sys
 j = json.load(open(sys.argv[1]))
-print(sum(p["max"]["median_s"] for p in j["passes"].values()))' "$work/run.json")
+print(sum(p["max"]["own_s"] for p in j["passes"].values()))' "$work/run.json")
       echo "$platform,$procs,$name,$rank,${grid//,/x},$modelled,$simulated" | tee -a "$out/objective_time.csv"
     done
   done

@@ -26,6 +26,7 @@ limit=${SCALE_LIMIT_S:-1800}
 mkdir -p "$out"
 bash scripts/setup.sh
 bash scripts/build_smpi.sh convgrid_cli > /dev/null
+bash scripts/build.sh convgrid_cli > /dev/null  # build/convgrid plan: the current model, for the report
 
 echo "platform,plan,procs,finished,words_equal_model,step_s,model_step_s,step_words,wall_s,peak_pss_kb" > "$out/scale.csv"
 for platform in $platforms; do

@@ -26,6 +26,35 @@ TEST(NodeLinks, FibresInsideANode) {
   EXPECT_FALSE(same_node(7, 8, 8));
 }
 
+TEST(NodeLinks, ClosedFormsAgreeWithTheMembers) {
+  // fibre_in_one_node and ring_network_edges work from the fibre's runs of consecutive ranks;
+  // against the members themselves, on every grid of 24 and 32 ranks, every rank and fibre, and
+  // node sizes that divide the grid's extents and that do not.
+  int64_t checked = 0;
+  for (int64_t P : {24, 32}) {
+    for (const GridDims& d : all_grids(P)) {
+      for (int64_t r = 0; r < P; ++r) {
+        for (Fibre f : {Fibre::k, Fibre::c, Fibre::nhw}) {
+          const std::vector<int64_t> members = fibre_ranks(d, d.coord_of(r), f);
+          for (int64_t node : {1, 2, 3, 4, 5, 8, 16, 32}) {
+            bool one = true;
+            int64_t crossing = 0;
+            for (size_t i = 0; i < members.size(); ++i) {
+              one = one && same_node(members[i], r, node);
+              crossing += same_node(members[i], members[(i + 1) % members.size()], node) ? 0 : 1;
+            }
+            if (members.size() == 1) crossing = 0;
+            ASSERT_EQ(fibre_in_one_node(d, d.coord_of(r), f, node), one) << d.to_string() << " rank " << r;
+            ASSERT_EQ(ring_network_edges(d, d.coord_of(r), f, node), crossing) << d.to_string() << " rank " << r;
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 10000);
+}
+
 TEST(NodeLinks, FibreMembersInCommunicatorOrder) {
   const GridDims d{2, 2, 2, 2, 2};
   const GridCoord g{1, 0, 1, 0, 1};

@@ -25,22 +25,54 @@ std::vector<int64_t> fibre_ranks(const GridDims& d, GridCoord g, Fibre f) {
   return ranks;
 }
 
+namespace {
+
+// A fibre's members in communicator order, increasing: `count` runs of `length` consecutive ranks,
+// run i starting at first + i * stride (k- and c-fibres: runs of one rank; the nhw-fibre: one run
+// of Ph*Pw ranks per pn). O(1) to build, so that the planner's grids of thousands of ranks cost
+// no enumeration.
+struct Runs {
+  int64_t first, length, count, stride;
+};
+
+Runs fibre_runs(const GridDims& d, GridCoord g, Fibre f) {
+  switch (f) {
+    case Fibre::k:
+      g.k = 0;
+      return {d.rank_of(g), 1, d.Pk, d.Pc * d.Ph * d.Pw};
+    case Fibre::c:
+      g.c = 0;
+      return {d.rank_of(g), 1, d.Pc, d.Ph * d.Pw};
+    case Fibre::nhw:
+      break;
+  }
+  g.n = g.h = g.w = 0;
+  return {d.rank_of(g), d.Ph * d.Pw, d.Pn, d.Pk * d.Pc * d.Ph * d.Pw};
+}
+
+}  // namespace
+
 bool fibre_in_one_node(const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node) {
   if (ranks_per_node < fibre_size(d, f)) return false;  // more members than a node has ranks
-  const int64_t me = d.rank_of(g);
-  for (int64_t r : fibre_ranks(d, g, f)) {
-    if (!same_node(r, me, ranks_per_node)) return false;
-  }
-  return true;
+  const Runs r = fibre_runs(d, g, f);
+  const int64_t last = r.first + (r.count - 1) * r.stride + r.length - 1;
+  return r.first / ranks_per_node == last / ranks_per_node;
 }
 
 int64_t ring_network_edges(const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node) {
-  const std::vector<int64_t> ranks = fibre_ranks(d, g, f);
-  int64_t edges = 0;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    edges += same_node(ranks[i], ranks[(i + 1) % ranks.size()], ranks_per_node) ? 0 : 1;
+  if (fibre_size(d, f) <= 1) return 0;
+  if (ranks_per_node <= 0) return fibre_size(d, f);
+  // The members increase, so the ring leaves each node it visits once, and the closing edge
+  // crosses back unless there is only one: as many crossings as nodes visited, when over one.
+  const Runs r = fibre_runs(d, g, f);
+  int64_t nodes = 0, last_node = -1;
+  for (int64_t i = 0; i < r.count; ++i) {
+    const int64_t a = r.first + i * r.stride;
+    const int64_t from = a / ranks_per_node, to = (a + r.length - 1) / ranks_per_node;
+    nodes += to - from + 1 - (from == last_node ? 1 : 0);
+    last_node = to;
   }
-  return edges;
+  return nodes > 1 ? nodes : 0;
 }
 
 int64_t spatial_peer_rank(const GridDims& d, GridCoord g, int64_t peer) {

@@ -187,13 +187,18 @@ RedistributionFigures redistribution_figures(const Placement& from, const Placem
   int64_t total_forward = 0, total_backward = 0;
   bool forward_network = false, backward_network = false;
   // Words rank r receives from the other ranks of its node: of its new slice held by their old
-  // ones (forward), of its old slice in their new ones (backward).
-  const auto from_node = [&](int64_t r, const Slice& mine, const Placement& mine_in, const Placement& theirs) {
+  // ones (forward), of its old slice in their new ones (backward). The node's slices are taken
+  // once per node.
+  const int64_t node = ranks_per_node > 1 ? ranks_per_node : 0;
+  std::vector<Slice> node_old, node_new;
+  const auto from_node = [&](int64_t r, const Slice& mine, const Placement& mine_in, const std::vector<Slice>& theirs,
+                             const Placement& theirs_in) {
+    // A slice lies in its block's box: in one view, disjoint boxes share nothing.
+    const bool one_view = same_extents(theirs_in.tensor(), mine_in.tensor());
     int64_t words = 0;
-    if (ranks_per_node <= 1) return words;
-    const int64_t first = r / ranks_per_node * ranks_per_node;
-    for (int64_t s = first; s < std::min(ranks, first + ranks_per_node); ++s) {
-      if (s != r) words += slice_overlap(theirs.slice(s), theirs.tensor(), mine, mine_in.tensor());
+    for (int64_t i = 0; i < static_cast<int64_t>(theirs.size()); ++i) {
+      if (i == r % node || (one_view && theirs[i].box.intersect(mine.box).empty())) continue;
+      words += slice_overlap(theirs[i], theirs_in.tensor(), mine, mine_in.tensor());
     }
     return words;
   };
@@ -207,8 +212,23 @@ RedistributionFigures redistribution_figures(const Placement& from, const Placem
     f.backward.max_words = std::max(f.backward.max_words, backward);
     total_forward += forward;
     total_backward += backward;
-    const int64_t forward_node = forward > 0 ? from_node(r, new_slice, to, from) : 0;
-    const int64_t backward_node = backward > 0 ? from_node(r, old_slice, from, to) : 0;
+    if (node == 0) {
+      f.forward.max_load = f.forward.max_load.max_with({0, 0, 0, forward, 0});
+      f.backward.max_load = f.backward.max_load.max_with({0, 0, 0, backward, 0});
+      forward_network |= forward > 0;
+      backward_network |= backward > 0;
+      continue;
+    }
+    if (r % node == 0) {
+      node_old.clear();
+      node_new.clear();
+      for (int64_t s = r; s < std::min(ranks, r + node); ++s) {
+        node_old.push_back(from.slice(s));
+        node_new.push_back(to.slice(s));
+      }
+    }
+    const int64_t forward_node = forward > 0 ? from_node(r, new_slice, to, node_old, from) : 0;
+    const int64_t backward_node = backward > 0 ? from_node(r, old_slice, from, node_new, to) : 0;
     f.forward.max_load = f.forward.max_load.max_with({0, 0, 0, forward - forward_node, forward_node});
     f.backward.max_load = f.backward.max_load.max_with({0, 0, 0, backward - backward_node, backward_node});
     forward_network |= forward > forward_node;
