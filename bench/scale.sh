@@ -29,6 +29,7 @@ bash scripts/build_smpi.sh convgrid_cli > /dev/null
 bash scripts/build.sh convgrid_cli > /dev/null  # build/convgrid plan: the current model, for the report
 
 echo "platform,plan,procs,finished,words_equal_model,step_s,model_step_s,step_words,wall_s,peak_pss_kb" > "$out/scale.csv"
+declare -A ran  # platform-plan-P -> its grids and panels, layer by layer
 for platform in $platforms; do
   profile=$platform  # each platform matches the machine profile of the same name
   for plan in $plans; do
@@ -36,6 +37,27 @@ for platform in $platforms; do
       name="$platform-$plan-$p"
       echo "== $name"
       rm -f "$out/$name.json"
+      # A plan whose grids and panels equal those of a plan already run here (the best hybrid is
+      # data parallelism itself while P <= N) is not simulated again: the run would be the same.
+      build/convgrid plan --network resnet50 --batch 256 --procs "$p" --passes train --profile "$profile" \
+        --plan "$plan" --json "$out/.grids.json" > /dev/null
+      grids=$(/usr/bin/python3 -c 'import json,sys
+print(";".join(",".join(map(str, l["grid"])) + "/" + str(l["panels"]) for l in json.load(open(sys.argv[1]))["layers"]))' \
+        "$out/.grids.json")
+      rm -f "$out/.grids.json"
+      same=""
+      for earlier in $plans; do
+        [[ $earlier == "$plan" ]] && break
+        [[ ${ran["$platform-$earlier-$p"]:-} == "$grids" && -f "$out/$platform-$earlier-$p.json" ]] && same=$earlier && break
+      done
+      ran["$name"]=$grids
+      if [[ -n $same ]]; then
+        echo "   the same grids as $same: its run stands for both"
+        cp "$out/$platform-$same-$p.json" "$out/$name.json"
+        { echo "(the same grids as plan $same, whose run this is)"; cat "$out/$platform-$same-$p.txt"; } > "$out/$name.txt"
+        grep "^$platform,$same,$p," "$out/scale.csv" | sed "s/^$platform,$same,/$platform,$plan,/" >> "$out/scale.csv"
+        continue
+      fi
       start=$(date +%s)
       timeout "$limit" bash bench/peak_pss.sh "$out/$name.rss" \
         bash scripts/smpirun.sh --platform "$platform" --np "$p" build-smpi/convgrid step --network resnet50 \
