@@ -76,14 +76,9 @@ if [[ $np -ge 512 && $maps -lt 1048576 ]]; then
     echo "smpirun.sh: vm.max_map_count is $maps; $np ranks may need more (sysctl -w vm.max_map_count=1048576)" >&2
   fi
 fi
-# Without address-space randomization: at 1024 ranks with folded buffers the simulation died of
-# a bus error at start in 4 of 4 tries with it (the best batch x spatial hybrid of ResNet-50, on
-# either platform), and runs without it, as it does under gdb, which turns it off too.
-norandom=()
-command -v setarch > /dev/null && norandom=(setarch "$(uname -m)" -R)
 exec_status=0
 # shellcheck disable=SC2046
-SMPI_HOST_SPEED=$host_speed OMP_NUM_THREADS=1 ${norandom[@]+"${norandom[@]}"} smpirun -np "$np" -platform "$root/platforms/$platform.xml" \
+SMPI_HOST_SPEED=$host_speed OMP_NUM_THREADS=1 smpirun -np "$np" -platform "$root/platforms/$platform.xml" \
   -hostfile "$work/hosts" $(smpi_platform_flags "$platform") "${fixes[@]}" "${quiet[@]}" \
   ${extra[@]+"${extra[@]}"} "$@" || exec_status=$?
 exit "$exec_status"
