@@ -9,7 +9,8 @@
 #   SCALE_PROCS      rank counts (default "64 256": about an hour here; 1024 takes 26-50 min and
 #                    11-15 GB a run, 4096 does not fit this machine, docs/scale.md)
 #   SCALE_PLATFORMS  platforms (default "ib100-cpu nvlink-gpu")
-#   SCALE_PLANS      plans (default "planner data hybrid")
+#   SCALE_PLANS      plans (default "planner data hybrid"; "time" is the planner with --objective time,
+#                    fewest modelled seconds instead of fewest words)
 #   SCALE_LIMIT_S    wall-clock limit of one run, seconds (default 1800); a run past it is recorded
 #                    as not finished, with the layers it got through
 # Memory is the peak proportional set size of the simulation (bench/peak_pss.sh), sampled every
@@ -30,6 +31,8 @@ bash scripts/build.sh convgrid_cli > /dev/null  # build/convgrid plan: the curre
 
 echo "platform,plan,procs,finished,words_equal_model,step_s,model_step_s,step_words,wall_s,peak_pss_kb" > "$out/scale.csv"
 declare -A ran  # platform-plan-P -> its grids and panels, layer by layer
+# The flags of convgrid plan and step that choose a plan's grids.
+plan_flags() { if [[ $1 == time ]]; then echo "--plan planner --objective time"; else echo "--plan $1"; fi; }
 for platform in $platforms; do
   profile=$platform  # each platform matches the machine profile of the same name
   for plan in $plans; do
@@ -40,7 +43,7 @@ for platform in $platforms; do
       # A plan whose grids and panels equal those of a plan already run here (the best hybrid is
       # data parallelism itself while P <= N) is not simulated again: the run would be the same.
       build/convgrid plan --network resnet50 --batch 256 --procs "$p" --passes train --profile "$profile" \
-        --plan "$plan" --json "$out/.grids.json" > /dev/null
+        $(plan_flags "$plan") --json "$out/.grids.json" > /dev/null
       grids=$(/usr/bin/python3 -c 'import json,sys
 print(";".join(",".join(map(str, l["grid"])) + "/" + str(l["panels"]) for l in json.load(open(sys.argv[1]))["layers"]))' \
         "$out/.grids.json")
@@ -61,7 +64,7 @@ print(";".join(",".join(map(str, l["grid"])) + "/" + str(l["panels"]) for l in j
       start=$(date +%s)
       timeout "$limit" bash bench/peak_pss.sh "$out/$name.rss" \
         bash scripts/smpirun.sh --platform "$platform" --np "$p" build-smpi/convgrid step --network resnet50 \
-        --batch 256 --plan "$plan" --profile "$profile" --compute model --json "$out/$name.json" > "$out/$name.txt" 2>&1
+        --batch 256 $(plan_flags "$plan") --profile "$profile" --compute model --json "$out/$name.json" > "$out/$name.txt" 2>&1
       status=$?
       wall=$(($(date +%s) - start))
       rss=$(tail -1 "$out/$name.rss" 2>/dev/null || echo 0)
