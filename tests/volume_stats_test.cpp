@@ -20,7 +20,7 @@ VolumeStats brute_force(const LayerLayout& L, Pass p, Held held) {
     const PassVolume pv = grid_pass_volume(L, L.dims().coord_of(r), p, held);
     v.max_words = std::max(v.max_words, pv.words());
     v.max_messages = std::max(v.max_messages, pv.messages);
-    v.max_latency_steps = std::max(v.max_latency_steps, pv.latency_steps);
+    v.max_load = v.max_load.max_with(CommLoad::of(pv));
     words += static_cast<double>(pv.words());
     messages += static_cast<double>(pv.messages);
   }
@@ -45,7 +45,8 @@ TEST(VolumeStats, EqualsEveryRankVisited) {
             SCOPED_TRACE(std::string(text) + " grid " + d.to_string() + " " + std::string(pass_name(p)));
             ASSERT_EQ(got.max_words, want.max_words);
             ASSERT_EQ(got.max_messages, want.max_messages);
-            ASSERT_EQ(got.max_latency_steps, want.max_latency_steps);
+            ASSERT_DOUBLE_EQ(got.max_load.network_steps, want.max_load.network_steps);
+            ASSERT_EQ(got.max_load.network_words, want.max_load.network_words);
             ASSERT_DOUBLE_EQ(got.mean_words, want.mean_words);
             ASSERT_DOUBLE_EQ(got.mean_messages, want.mean_messages);
             ++checked;

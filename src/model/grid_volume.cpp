@@ -51,16 +51,7 @@ class Charges {
     }
   }
 
-  void reduce_scatter(Fibre f, int64_t own_slice_words) {
-    const int64_t members = fibre_size(L_.dims(), f);
-    if (members > 1) {
-      const int64_t words = (members - 1) * own_slice_words;
-      v.reduce_scatter += words;
-      v.messages += 1;
-      v.latency_steps += reduce_scatter_rounds(members);
-      charge_ring(v, L_.dims(), g_, f, node_, reduce_scatter_rounds(members), words, own_slice_words * kBytesPerWord);
-    }
-  }
+  void reduce_scatter(Fibre f, int64_t own_slice_words) { add_reduce_scatter(v, L_.dims(), g_, f, node_, own_slice_words); }
 
   // One message from each neighbour that sends words.
   void halo(const std::vector<HaloPiece>& pieces) {

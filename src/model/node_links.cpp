@@ -1,6 +1,8 @@
 // The node level of the cost model: which links a fibre's collectives use (node_links.hpp).
 #include "model/node_links.hpp"
 
+#include "model/collective_rounds.hpp"
+
 namespace convgrid {
 
 int64_t fibre_size(const GridDims& d, Fibre f) {
@@ -87,11 +89,16 @@ void charge_lockstep(PassVolume& v, bool in_one_node, int64_t rounds, int64_t wo
   v.node_steps += static_cast<double>(rounds);
 }
 
-void charge_ring(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node, int64_t rounds,
-                 int64_t words, int64_t block_bytes) {
+void add_reduce_scatter(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node,
+                        int64_t own_slice_words) {
   const int64_t q = fibre_size(d, f);
-  if (q <= 1 || ranks_per_node <= 1) return;
-  if (block_bytes >= kEagerBytes) {
+  if (q <= 1) return;
+  const int64_t words = (q - 1) * own_slice_words, rounds = reduce_scatter_rounds(q);
+  v.reduce_scatter += words;
+  v.messages += 1;
+  v.latency_steps += rounds;
+  if (ranks_per_node <= 1) return;
+  if (own_slice_words * static_cast<int64_t>(sizeof(float)) >= kEagerBytes) {
     charge_lockstep(v, fibre_in_one_node(d, g, f, ranks_per_node), rounds, words);
     return;
   }

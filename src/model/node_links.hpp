@@ -52,9 +52,10 @@ int64_t spatial_peer_rank(const GridDims& d, GridCoord g, int64_t peer);
 // Charges the node's part of a collective to `v`, whose words and latency_steps the caller has
 // already added `words` and `rounds` to.
 void charge_lockstep(PassVolume& v, bool in_one_node, int64_t rounds, int64_t words);
-// The reduce-scatter ring over g's fibre, whose blocks are `block_bytes`.
-void charge_ring(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node, int64_t rounds,
-                 int64_t words, int64_t block_bytes);
+// The blocking reduce-scatter (the ring) over g's fibre of the rank's own slice of
+// `own_slice_words`: its words, message and rounds, and their links.
+void add_reduce_scatter(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node,
+                        int64_t own_slice_words);
 // A linear collective's or a point-to-point message's: `node_words` of its words come from peers
 // on the rank's node; its `rounds` (one, or none when nothing moves) are the node's when every
 // peer is.

@@ -212,14 +212,7 @@ RedistributionFigures redistribution_figures(const Placement& from, const Placem
     f.backward.max_words = std::max(f.backward.max_words, backward);
     total_forward += forward;
     total_backward += backward;
-    if (node == 0) {
-      f.forward.max_load = f.forward.max_load.max_with({0, 0, 0, forward, 0});
-      f.backward.max_load = f.backward.max_load.max_with({0, 0, 0, backward, 0});
-      forward_network |= forward > 0;
-      backward_network |= backward > 0;
-      continue;
-    }
-    if (r % node == 0) {
+    if (node > 0 && r % node == 0) {
       node_old.clear();
       node_new.clear();
       for (int64_t s = r; s < std::min(ranks, r + node); ++s) {
@@ -227,8 +220,8 @@ RedistributionFigures redistribution_figures(const Placement& from, const Placem
         node_new.push_back(to.slice(s));
       }
     }
-    const int64_t forward_node = forward > 0 ? from_node(r, new_slice, to, node_old, from) : 0;
-    const int64_t backward_node = backward > 0 ? from_node(r, old_slice, from, node_new, to) : 0;
+    const int64_t forward_node = node > 0 && forward > 0 ? from_node(r, new_slice, to, node_old, from) : 0;
+    const int64_t backward_node = node > 0 && backward > 0 ? from_node(r, old_slice, from, node_new, to) : 0;
     f.forward.max_load = f.forward.max_load.max_with({0, 0, 0, forward - forward_node, forward_node});
     f.backward.max_load = f.backward.max_load.max_with({0, 0, 0, backward - backward_node, backward_node});
     forward_network |= forward > forward_node;

@@ -88,15 +88,7 @@ PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64
     charge_linear(v, rounds, near_words, f.all_near);
   };
   // The final reduce-scatter, blocking: the ring.
-  const auto reduce = [&](Fibre f, int64_t own_words) {
-    const int64_t members = fibre_size(d, f);
-    if (members <= 1) return;
-    v.reduce_scatter += (members - 1) * own_words;
-    v.messages += 1;
-    v.latency_steps += reduce_scatter_rounds(members);
-    charge_ring(v, d, g, f, ranks_per_node, reduce_scatter_rounds(members), (members - 1) * own_words,
-                own_words * static_cast<int64_t>(sizeof(float)));
-  };
+  const auto reduce = [&](Fibre f, int64_t own_words) { add_reduce_scatter(v, d, g, f, ranks_per_node, own_words); };
   const std::vector<HaloPiece> recv = L.halo_recv(g), send = L.halo_send(g);
   const Range all{0, INT64_MAX};
   for (const Range& P : stream_panels(L, g, p, panels)) {

@@ -210,7 +210,6 @@ VolumeStats pass_volume_stats(const LayerLayout& L, Pass pass, Held held, int64_
     const PassVolume pv = grid_pass_volume(L, g, pass, held, ranks_per_node);
     v.max_words = std::max(v.max_words, pv.words());
     v.max_messages = std::max(v.max_messages, pv.messages);
-    v.max_latency_steps = std::max(v.max_latency_steps, pv.latency_steps);
     v.max_load = v.max_load.max_with(CommLoad::of(pv));
   }
   return v;

@@ -22,8 +22,7 @@ struct VolumeStats {
   double mean_words = 0;
   int64_t max_messages = 0;
   double mean_messages = 0;
-  int64_t max_latency_steps = 0;  // the largest over ranks (grid_volume.hpp)
-  CommLoad max_load;              // what the time model reads, each figure the largest over ranks
+  CommLoad max_load;  // what the time model reads (rounds by link), each figure the largest over ranks
 };
 
 // `ranks_per_node` splits max_load by link (model/node_links.hpp; 0: no node level). Ranks fill

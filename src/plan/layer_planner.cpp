@@ -84,13 +84,11 @@ LayerPlan evaluate_streamed(const ConvShape& shape, const GridDims& grid, const 
     const Pass p = o.passes[i];
     PassFigures f{p, pass_volume_stats(L, p, Held{}), words_lower_bound_in_step(shape, grid.size(), o.passes, i), 0};
     f.volume.max_messages = 0;
-    f.volume.max_latency_steps = 0;
     f.volume.max_load = {};
     double messages = 0;
     for (const GridCoord& g : ranks) {
       const PassVolume v = streamed_pass_volume(L, g, p, panels, o.profile.node.ranks);
       f.volume.max_messages = std::max(f.volume.max_messages, v.messages);
-      f.volume.max_latency_steps = std::max(f.volume.max_latency_steps, v.latency_steps);
       f.volume.max_load = f.volume.max_load.max_with(CommLoad::of(v));
       messages = std::max(messages, static_cast<double>(v.messages));
     }
