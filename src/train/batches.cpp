@@ -24,8 +24,10 @@ std::vector<int64_t> epoch_order(int64_t count, uint64_t seed, int64_t epoch) {
 }
 
 BatchSource::BatchSource(std::string images, std::string labels, int64_t count, int64_t batch,
-                         uint64_t seed, bool shuffle)
-    : images_path_(std::move(images)), count_(count), batch_(batch), seed_(seed), shuffle_(shuffle) {
+                         uint64_t seed, bool shuffle, AugmentOptions augment)
+    : images_path_(std::move(images)), count_(count), batch_(batch), seed_(seed), shuffle_(shuffle),
+      augment_(augment) {
+  validate(augment_);
   const int64_t in_file = idx_count(images_path_);
   if (idx_count(labels) != in_file) {
     throw InputError(fmt::format("{} holds {} images but {} holds {} labels", images_path_, in_file,
@@ -38,12 +40,16 @@ BatchSource::BatchSource(std::string images, std::string labels, int64_t count, 
   if (h.dims.size() != 3) {
     throw InputError(fmt::format("{}: {} dimensions, images have 3", images_path_, h.dims.size()));
   }
-  pixels_ = h.dims[1] * h.dims[2];
+  rows_ = h.dims[1];
+  cols_ = h.dims[2];
+  pixels_ = rows_ * cols_;
+  normalise_images(ImageSet{1, 1, 1, {0}}, kFashionMnistMean, kFashionMnistStd, &pad_);
   all_labels_ = read_idx_labels(labels, Range{0, count_});
   slot_.assign(count_, -1);
 }
 
 void BatchSource::start_epoch(int64_t epoch, Range samples) {
+  epoch_ = epoch;
   if (!shuffle_ && loaded_ && *loaded_ == samples) return;  // the same samples in the same order
   loaded_ = samples;
   if (shuffle_) {
@@ -71,6 +77,17 @@ void BatchSource::start_epoch(int64_t epoch, Range samples) {
   for (size_t i = 0; i < wanted.size(); ++i) slot_[wanted[i]] = static_cast<int64_t>(i);
 }
 
+std::vector<AugmentDraw> BatchSource::draws(int64_t b, Range samples) const {
+  std::vector<AugmentDraw> out;
+  if (!augment_.enabled()) return out;
+  for (int64_t n = samples.begin; n < samples.end; ++n) {
+    const int64_t pos = b * batch_ + n;
+    out.push_back(pos < count_ ? augment_draw(augment_, seed_, epoch_, order_[pos])
+                               : AugmentDraw{});
+  }
+  return out;
+}
+
 void BatchSource::fill(int64_t b, const Box4& tensor, const Slice& slice, float* input,
                        std::span<int32_t> labels, std::span<float> weights) const {
   const int64_t H = tensor.extent(2), W = tensor.extent(3);
@@ -83,6 +100,7 @@ void BatchSource::fill(int64_t b, const Box4& tensor, const Slice& slice, float*
     labels[n] = pos < count_ ? all_labels_[order_[pos]] : 0;
     weights[n] = pos < count_ ? 1.0f : 0.0f;
   }
+  const std::vector<AugmentDraw> drawn = draws(b, slice.box.r[0]);
   for_each_run(slice, [&](int64_t n, int64_t c, int64_t y, int64_t x0, int64_t x1, int64_t off) {
     const int64_t pos = b * batch_ + n;
     float* dst = input + off;
@@ -92,7 +110,14 @@ void BatchSource::fill(int64_t b, const Box4& tensor, const Slice& slice, float*
     }
     const int64_t s = slot_[order_[pos]];
     if (s < 0) throw Error(fmt::format("sample {} of batch {} was not read on this rank", n, b));
-    std::memcpy(dst, images_.data() + s * pixels_ + (c * H + y) * W + x0, (x1 - x0) * sizeof(float));
+    const float* image = images_.data() + s * pixels_;
+    const int64_t first = (c * H + y) * W + x0;
+    if (drawn.empty()) {
+      std::memcpy(dst, image + first, (x1 - x0) * sizeof(float));
+    } else {
+      const AugmentDraw& d = drawn[n - slice.box.r[0].begin];
+      augment_pixels(image, rows_, cols_, d, pad_, first, x1 - x0, dst);
+    }
   });
 }
 

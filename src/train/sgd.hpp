@@ -24,6 +24,8 @@ class Sgd {
 
   void step(std::vector<ParamShard>& params);
   const SgdOptions& options() const { return options_; }
+  // The rate of the next steps (the Trainer sets each step's from its LrSchedule).
+  void set_lr(float lr) { options_.lr = lr; }
   // The momentum of each parameter, in params' order, as this rank holds it.
   std::vector<TrackedVector<float>>& velocity() { return velocity_; }
 

@@ -23,6 +23,7 @@ Trainer::Trainer(const Communicator& world, DistNet& net, BatchSource& train, Ba
                  TrainState initial, TrainOptions options)
     : world_(world), net_(net), train_(train), test_(test), state_(std::move(initial)),
       options_(std::move(options)), sgd_(net.params(), options_.sgd),
+      schedule_(options_.sgd.lr, options_.schedule, train.batches(), options_.epochs),
       labels_(net.batch()), weights_(net.batch()) {}
 
 void Trainer::resume(const TrainObserver& observer) {
@@ -31,7 +32,7 @@ void Trainer::resume(const TrainObserver& observer) {
   };
   for (const std::string& path : list_checkpoints(options_.checkpoint_dir)) {
     try {
-      state_ = read_checkpoint(path, state_, net_.params(), sgd_.velocity());
+      state_ = read_checkpoint(path, state_, net_.params(), sgd_.velocity(), net_.state());
       note(fmt::format("resumed from {} (epoch {}, step {})", path, state_.epoch + 1, state_.step));
       last_checkpoint_ = path;
       return;
@@ -44,7 +45,8 @@ void Trainer::resume(const TrainObserver& observer) {
 
 void Trainer::checkpoint() {
   if (options_.checkpoint_dir.empty()) return;
-  last_checkpoint_ = write_checkpoint(world_, options_.checkpoint_dir, state_, net_.params(), sgd_.velocity());
+  last_checkpoint_ = write_checkpoint(world_, options_.checkpoint_dir, state_, net_.params(), sgd_.velocity(),
+                                      net_.state());
 }
 
 EpochRecord Trainer::evaluate(int64_t epoch) {
@@ -79,6 +81,7 @@ std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
       if (world_.rank() == options_.kill_rank && state_.step == options_.kill_step) std::raise(SIGKILL);
       train_.fill(b, net_.input_tensor(), net_.input_slice(), net_.input(), labels_, weights_);
       const XentResult r = net_.step(labels_, weights_, true);
+      sgd_.set_lr(static_cast<float>(schedule_.lr(state_.step)));
       sgd_.step(net_.params());
       ++state_.step;
       state_.batch_in_epoch = b + 1;
@@ -93,6 +96,7 @@ std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
       if (last) {
         rec.train_loss = state_.epoch_loss_sum / static_cast<double>(state_.epoch_samples);
         rec.train_accuracy = static_cast<double>(state_.epoch_correct) / static_cast<double>(state_.epoch_samples);
+        rec.lr = sgd_.options().lr;
         state_.epoch = epoch + 1;
         state_.batch_in_epoch = 0;
         state_.epoch_loss_sum = 0;

@@ -2,6 +2,9 @@
 // DistNet, a test evaluation after every epoch, and checkpoints every few steps and at the end.
 // Deterministic for a seed, grid and rank count: the data order, initial weights and every
 // reduction order depend on nothing else, so a resumed run repeats the uninterrupted one exactly.
+// Before global step s (0-based) the optimiser's rate is set to float(LrSchedule::lr(s)) of
+// train/lr_schedule.hpp, with base = sgd.lr and steps per epoch = the training set's batches: the
+// rate depends on the step only, so a resumed run uses the same rates too.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include "train/batches.hpp"
 #include "train/checkpoint.hpp"
 #include "train/dist_net.hpp"
+#include "train/lr_schedule.hpp"
 #include "train/sgd.hpp"
 
 namespace convgrid {
@@ -21,6 +25,7 @@ namespace convgrid {
 struct TrainOptions {
   int64_t epochs = 1;
   SgdOptions sgd;
+  LrScheduleOptions schedule;    // default: constant, no warm-up (every step at sgd.lr)
   std::string checkpoint_dir;    // empty: none
   int64_t checkpoint_every = 0;  // steps; 0: at the end of every epoch only
   bool resume = false;
@@ -34,6 +39,7 @@ struct EpochRecord {
   double train_loss = 0, train_accuracy = 0, test_loss = 0, test_accuracy = 0;
   double samples_per_s = 0;  // training samples over the training loop's wall time
   double seconds = 0;
+  double lr = 0;  // the learning rate of the epoch's last step (as Sgd used it, a float)
 };
 
 struct StepRecord {
@@ -73,6 +79,7 @@ class Trainer {
   TrainState state_;
   TrainOptions options_;
   Sgd sgd_;
+  LrSchedule schedule_;
   std::vector<StepRecord> steps_;
   std::string last_checkpoint_;
   std::vector<int32_t> labels_;
