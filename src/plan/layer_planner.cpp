@@ -16,6 +16,19 @@
 #include "model/streamed_volume.hpp"
 
 namespace convgrid {
+
+std::string_view to_string(ConvAlgorithm algorithm) {
+  switch (algorithm) {
+    case ConvAlgorithm::grid:
+      return "grid";
+    case ConvAlgorithm::streamed:
+      return "streamed";
+    case ConvAlgorithm::reproducible:
+      return "reproducible";
+  }
+  return "unknown";
+}
+
 namespace {
 
 // A lower estimate of a grid's objective from the exact means over ranks.
@@ -57,7 +70,7 @@ double LayerPlan::time_s() const {
 
 LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
   const LayerLayout L(shape, grid);
-  LayerPlan plan{shape, grid, 0, {}, 0};
+  LayerPlan plan{shape, grid, ConvAlgorithm::grid, 0, {}, 0};
   const double flops = local_flops(L, GridCoord{});  // rank 0 has the largest block
   Held held;
   for (size_t i = 0; i < o.passes.size(); ++i) {
@@ -77,7 +90,7 @@ LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const Plan
 LayerPlan evaluate_streamed(const ConvShape& shape, const GridDims& grid, const PlanOptions& o,
                             int64_t panels) {
   const LayerLayout L(shape, grid);
-  LayerPlan plan{shape, grid, panels, {}, 0};
+  LayerPlan plan{shape, grid, ConvAlgorithm::streamed, panels, {}, 0};
   const double flops = local_flops(L, GridCoord{});
   const std::vector<GridCoord> ranks = representative_ranks(L);
   for (size_t i = 0; i < o.passes.size(); ++i) {

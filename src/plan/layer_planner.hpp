@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "convgrid/conv_shape.hpp"
@@ -44,10 +45,17 @@ struct PassFigures {
   double time_s = 0;             // modelled, at the busiest rank's figures
 };
 
+// The algorithm a plan runs (algo/dist_conv.hpp builds it): the grid algorithm, its streamed
+// form (panels > 0), or the reproducible data-parallel one (training with reproducible
+// arithmetic; the planners never choose it).
+enum class ConvAlgorithm { grid, streamed, reproducible };
+std::string_view to_string(ConvAlgorithm algorithm);
+
 struct LayerPlan {
   ConvShape shape;
   GridDims grid;
-  int64_t panels = 0;  // 0: the grid algorithm; b >= 1: streamed in b panels (nothing held)
+  ConvAlgorithm algorithm = ConvAlgorithm::grid;
+  int64_t panels = 0;  // streamed: b >= 1 panels (nothing held); else 0
   std::vector<PassFigures> passes;
   int64_t memory_bytes = 0;  // the largest over ranks (model/grid_memory.hpp)
 
