@@ -15,7 +15,8 @@
 #include "plan_flags.hpp"
 #include "plan/network_planner.hpp"
 #include "train/training_memory.hpp"
-#include "train/training_plan.hpp"
+#include "train/train_graph.hpp"
+#include "train/training_job.hpp"
 
 namespace convgrid::cli {
 namespace {
@@ -145,7 +146,7 @@ int run_layer_plan(const PlanCliOptions& c, const PlanOptions& o) {
   return 0;
 }
 
-// Whether the plans are of the training passes of a network convgrid train runs (a chain).
+// Whether the plans are of the training passes of a network convgrid train runs.
 bool for_training(const Network& net, const PlanOptions& o) {
   if (o.passes.size() != 3) return false;
   try {
@@ -156,23 +157,19 @@ bool for_training(const Network& net, const PlanOptions& o) {
   return true;
 }
 
-// The busiest rank's training job for the plans (train/training_memory.hpp).
-TrainingMemory training_job(const Network& net, const NetworkPlan& plan, int64_t batch, const PlanOptions& o) {
-  return busiest_training_memory(net, plan.layer_plans(), batch, o.procs, o.engine);
-}
-
 int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
   const Network net = load_network(c.network);
   NetworkPlanOptions no;
   no.layer = o;
   no.batch = c.batch;
   no.family = family_of(c.strategy);
-  // For a network train runs (a chain on Fashion-MNIST's 1x28x28 images), the limit bounds the
-  // whole training job, as in convgrid train; elsewhere each layer's plan.
+  // For a network train runs, the plan of the training job (train/training_job.hpp, as convgrid
+  // train plans it): the limit bounds the whole job; elsewhere each layer's plan.
   const bool training = for_training(net, o);
-  const Activation& in = net.input();
-  const bool job_limit = training && o.mem_per_rank_bytes && in.C == 1 && in.H == 28 && in.W == 28;
-  const NetworkPlan plan = job_limit ? plan_training(net, no).plan : plan_network(net, no);
+  const bool job_limit = training && o.mem_per_rank_bytes;
+  std::optional<TrainingJobPlan> job;
+  if (training) job = plan_training_job(net, JobPlanOptions{no, "", false});
+  const NetworkPlan plan = job ? job->plan : plan_network(net, no);
   fmt::print("convgrid plan  network {} at batch {} on {} ranks; {}objective {}; profile {}{}{}\n", net.name(),
              c.batch, o.procs, no.family == GridFamily::any ? "" : fmt::format("grids {}; ", to_string(no.family)),
              c.flags.objective, o.profile.name, limit_note(o),
@@ -197,7 +194,7 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
              format_bytes(plan.memory_bytes()));
   // What convgrid train would hold with these plans: every layer's buffers at once, with the
   // network's activations, parameters and momentum (train/training_memory.hpp).
-  const int64_t job_bytes = training ? training_job(net, plan, c.batch, o).total() : -1;  // -1: none
+  const int64_t job_bytes = job ? job->busiest.total() : -1;  // -1: none
   if (job_bytes >= 0) {
     fmt::print("  training job per rank (convgrid train on these plans, everything held at once): {}\n",
                format_bytes(job_bytes));

@@ -246,9 +246,11 @@ TEST(NetworkJson, ExampleFileLoads) {
   EXPECT_EQ(net.compute_layers().size(), 6u);
 }
 
-TEST(NetworkJson, FmnistFileIsTheBuiltin) {
-  EXPECT_EQ(load_network((kNetworks / "fmnist.json").string()), builtin_network("fmnist"));
-  EXPECT_EQ(load_network("fmnist"), builtin_network("fmnist"));
+TEST(NetworkJson, NetworkFilesAreTheBuiltins) {
+  for (const char* name : {"fmnist", "resnet-fmnist", "resnet50"}) {
+    EXPECT_EQ(load_network((kNetworks / (std::string(name) + ".json")).string()), builtin_network(name)) << name;
+    EXPECT_EQ(load_network(name), builtin_network(name));
+  }
 }
 
 TEST(NetworkJson, WrittenNetworksReadBackTheSame) {
@@ -310,7 +312,7 @@ TEST(NetworkJson, MalformedFilesAreNamedErrors) {
       {tiny_with("{\"type\": \"relu\"}", "{\"name\": \"r\"}"),
        {"layers[1] 'r': missing key 'type'"}},
       {tiny_with("\"relu\"", "\"ReLU\""),
-       {"layers[1]: unknown layer type 'ReLU' (known: conv, relu, max_pool, avg_pool, flatten, "
+       {"layers[1]: unknown layer type 'ReLU' (known: conv, relu, max_pool, avg_pool, global_avg_pool, batch_norm, flatten, "
         "fc, softmax_xent)"}},
       {tiny_with("\"relu\"", "\"relu\", \"K\": 3"), {"layers[1]: unknown key 'K'"}},
       {tiny_with("\"pad\": 1", "\"padding\": 1"), {"layers[0] 'c1': unknown key 'padding'"}},
@@ -363,7 +365,7 @@ TEST(NetworkJson, LoadNamesTheFile) {
   std::filesystem::remove(path);
   EXPECT_TRUE(throws_input_error(
       [&] { load_network(path); },
-      {"'" + path + "' is neither a built-in network (resnet50, vgg16, fmnist) nor a readable file",
+      {"'" + path + "' is neither a built-in network (resnet50, vgg16, fmnist, resnet-fmnist) nor a readable file",
        "No such file"}));
 }
 

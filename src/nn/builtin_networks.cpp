@@ -119,8 +119,53 @@ Network fmnist() {
   return net;
 }
 
+Layer batch_norm(std::string name) { return Layer(LayerKind::batch_norm, std::move(name)); }
+
+// A torchvision BasicBlock: conv 3x3 (stride) - bn - relu - conv 3x3 - bn, plus the block input
+// or its projection (conv 1x1 with the stride, then bn: `downsample.0` and `.1`), then relu.
+// Named as PyTorch names the module's parameters (layer2.0.conv1, layer2.0.downsample.0, ...).
+std::string add_basic_block(Network& net, const std::string& block, const std::string& input, int64_t width,
+                            int64_t stride, bool project) {
+  std::string shortcut = input;
+  if (project) {
+    Layer proj = conv(block + ".downsample.0", width, 1, stride, 0, false);
+    proj.input = input;
+    net.add(std::move(proj));
+    net.add(batch_norm(block + ".downsample.1"));
+    shortcut = block + ".downsample.1";
+  }
+  Layer conv1 = conv(block + ".conv1", width, 3, stride, 1, false);
+  conv1.input = input;
+  net.add(std::move(conv1));
+  net.add(batch_norm(block + ".bn1"));
+  net.add(Layer(LayerKind::relu, block + ".relu1"));
+  net.add(conv(block + ".conv2", width, 3, 1, 1, false));
+  net.add(batch_norm(block + ".bn2"));
+  Layer relu(LayerKind::relu, block + ".relu2");
+  relu.residual = shortcut;
+  net.add(std::move(relu));
+  return block + ".relu2";
+}
+
+// A small residual network with batch normalization for Fashion-MNIST: conv 3x3 (32) - bn -
+// relu, then three stages of one BasicBlock each at 32, 64 and 128 channels (28x28, 14x14, 7x7),
+// global average pooling and fc 10. bench/torch_resnet_fmnist.py is the same module in PyTorch.
+Network resnet_fmnist() {
+  Network net("resnet-fmnist", {1, 28, 28});
+  net.add(conv("conv1", 32, 3, 1, 1, false));
+  net.add(batch_norm("bn1"));
+  net.add(Layer(LayerKind::relu, "relu"));
+  std::string x = add_basic_block(net, "layer1.0", "relu", 32, 1, false);
+  x = add_basic_block(net, "layer2.0", x, 64, 2, true);
+  x = add_basic_block(net, "layer3.0", x, 128, 2, true);
+  net.add(Layer(LayerKind::global_avg_pool, "avgpool"));
+  net.add(Layer(LayerKind::flatten, "flatten"));
+  add_classifier_end(net, "fc", 10);
+  return net;
+}
+
 constexpr std::pair<const char*, Network (*)()> kBuiltins[] = {
-    {"resnet50", resnet50}, {"vgg16", vgg16}, {"fmnist", fmnist}};
+    {"resnet50", resnet50}, {"vgg16", vgg16}, {"fmnist", fmnist}, {"resnet-fmnist", resnet_fmnist}};
 
 }  // namespace
 

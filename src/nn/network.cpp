@@ -19,9 +19,18 @@ void check_extent(std::string_view what, int64_t v, int64_t lowest) {
   }
 }
 
+}  // namespace
+
 bool is_compute(LayerKind kind) {
   return kind == LayerKind::conv || kind == LayerKind::fully_connected;
 }
+
+bool is_pool(LayerKind kind) {
+  return kind == LayerKind::max_pool || kind == LayerKind::avg_pool ||
+         kind == LayerKind::global_avg_pool;
+}
+
+namespace {
 
 bool is_flat(const Activation& a) { return a.H == 1 && a.W == 1; }
 
@@ -67,6 +76,7 @@ Activation output_of(const Layer& layer) {
     }
     case LayerKind::max_pool:
     case LayerKind::avg_pool:
+    case LayerKind::global_avg_pool:
       return pooled(layer.pool, in);
     case LayerKind::flatten:
       return {checked_product({in.C, in.H, in.W}, "flattened features (C*H*W)"), 1, 1};
@@ -77,6 +87,7 @@ Activation output_of(const Layer& layer) {
       }
       return in;
     case LayerKind::relu:
+    case LayerKind::batch_norm:
       return in;
   }
   throw Error("unknown layer kind");
@@ -96,6 +107,10 @@ std::string_view to_string(LayerKind kind) {
       return "max_pool";
     case LayerKind::avg_pool:
       return "avg_pool";
+    case LayerKind::global_avg_pool:
+      return "global_avg_pool";
+    case LayerKind::batch_norm:
+      return "batch_norm";
     case LayerKind::flatten:
       return "flatten";
     case LayerKind::fully_connected:
@@ -140,6 +155,7 @@ const Layer& Network::add(Layer layer) {
                                      layer.residual, added.to_string(), layer.in.to_string()));
       }
     }
+    if (layer.kind == LayerKind::global_avg_pool) layer.pool = {layer.in.H, layer.in.W, 1, 1, 0, 0};
     layer.out = output_of(layer);
   } catch (const InputError& e) {
     throw InputError(fmt::format("network '{}': layers[{}] '{}' ({}): {}", name_, index, layer.name,
@@ -185,8 +201,7 @@ ActivationSource Network::trace(std::optional<size_t> from) const {
       break;
     }
     if (layer.kind == LayerKind::flatten) s.pooled = layer.in;
-    s.through_pool_or_flatten |= layer.kind == LayerKind::max_pool ||
-                                 layer.kind == LayerKind::avg_pool || layer.kind == LayerKind::flatten;
+    s.through_pool_or_flatten |= is_pool(layer.kind) || layer.kind == LayerKind::flatten;
   }
   return s;
 }
@@ -222,38 +237,6 @@ ConvShape conv_shape(const Layer& layer, int64_t batch) {
                     .dil_w = p.dil_w};
   s.validate();
   return s;
-}
-
-void check_trainable(const Network& net) {
-  const auto& layers = net.layers();
-  if (layers.empty() || layers.back().kind != LayerKind::softmax_xent) {
-    throw InputError(fmt::format("network '{}' does not end with a softmax_xent layer; training "
-                                 "needs the loss last", net.name()));
-  }
-  bool seen_compute = false;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const Layer& l = layers[i];
-    if (!l.input.empty() || !l.residual.empty()) {
-      throw InputError(fmt::format("layer {} '{}' reads '{}': training runs chains of layers only "
-                                   "(no input or residual references)",
-                                   i, l.name, l.input.empty() ? l.residual : l.input));
-    }
-    if (l.kind == LayerKind::softmax_xent && i + 1 != layers.size()) {
-      throw InputError(fmt::format("layer {} '{}': softmax_xent must be the last layer", i, l.name));
-    }
-    const bool compute = l.kind == LayerKind::conv || l.kind == LayerKind::fully_connected;
-    if (!seen_compute && !compute && l.kind != LayerKind::flatten) {
-      throw InputError(fmt::format("layer {} '{}' ({}) comes before the first convolution: "
-                                   "training starts with a conv or fc layer",
-                                   i, l.name, to_string(l.kind)));
-    }
-    seen_compute = seen_compute || compute;
-  }
-  if (layers[layers.size() - 2].kind != LayerKind::fully_connected &&
-      layers[layers.size() - 2].kind != LayerKind::conv) {
-    throw InputError(fmt::format("network '{}': the layer before the loss must be a conv or fc "
-                                 "layer (its output is the logits)", net.name()));
-  }
 }
 
 }  // namespace convgrid

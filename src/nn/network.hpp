@@ -32,11 +32,26 @@ struct Activation {
   bool operator==(const Activation&) const = default;
 };
 
-enum class LayerKind { conv, relu, max_pool, avg_pool, flatten, fully_connected, softmax_xent };
+enum class LayerKind {
+  conv,
+  relu,
+  max_pool,
+  avg_pool,
+  global_avg_pool,  // average over all rows and columns: an avg_pool whose window is the input
+  batch_norm,       // per-channel batch normalization with a scale and a shift (BatchNorm2d)
+  flatten,
+  fully_connected,
+  softmax_xent
+};
 
-// The name of a kind as the JSON format spells it: conv, relu, max_pool, avg_pool, flatten, fc,
-// softmax_xent.
+// The name of a kind as the JSON format spells it: conv, relu, max_pool, avg_pool,
+// global_avg_pool, batch_norm, flatten, fc, softmax_xent.
 std::string_view to_string(LayerKind kind);
+
+// conv and fully_connected: the layers the grid algorithm runs.
+bool is_compute(LayerKind kind);
+// max_pool, avg_pool and global_avg_pool.
+bool is_pool(LayerKind kind);
 
 // The geometry of a convolution without its input (C, H, W come from the incoming activation):
 // K outputs, an R x S filter, stride, padding (top/left, bottom/right) and dilation, as in
@@ -67,7 +82,7 @@ struct Layer {
   std::string name;  // unique in the network; Network::add names an unnamed layer <kind><index>
   LayerKind kind = LayerKind::relu;
   ConvParams conv;       // conv and fully_connected only
-  PoolParams pool;       // max_pool and avg_pool only
+  PoolParams pool;       // max_pool, avg_pool and global_avg_pool (set by Network::add) only
   std::string input;     // the earlier layer whose output this one reads; "" = the one before
   std::string residual;  // the earlier layer whose output is added to the input; "" = none
   Activation in, out;    // set by Network::add
@@ -120,13 +135,13 @@ class Network {
   // Where the input of layers()[index] comes from, and where its residual (shortcut) comes from
   // (Error when it has none).
   ActivationSource input_source(size_t index) const;
+  // The index of the layer whose output layers()[index] reads (none: the network input).
+  std::optional<size_t> producer(size_t index) const;
   ActivationSource residual_source(size_t index) const;
 
   bool operator==(const Network&) const = default;
 
  private:
-  // The index of the layer a layer at `index` reads (none: the network input).
-  std::optional<size_t> producer(size_t index) const;
   // Walks back from layer `from` (none: the network input) to a compute layer.
   ActivationSource trace(std::optional<size_t> from) const;
 
@@ -139,9 +154,5 @@ class Network {
 // batch out of range and Error for a layer of another kind.
 ConvShape conv_shape(const Layer& layer, int64_t batch);
 
-// Throws InputError unless training (train/dist_net.hpp) runs `net`: a chain of layers (no input
-// or residual references) that starts with a conv or fully connected layer (a flatten may come
-// first) and ends with softmax_xent after a conv or fully connected layer.
-void check_trainable(const Network& net);
 
 }  // namespace convgrid

@@ -1,18 +1,17 @@
-// Per-rank memory of a whole training job (DistNet with SGD, fast arithmetic), in bytes, mirrored
-// from train/dist_net.cpp and train/sgd.cpp: everything MemoryTracker counts while the job runs.
-// Every buffer stays alive from the first step on (layers keep their working buffers between
-// steps), so the job's peak is the sum of all of them. Pure; no MPI.
+// Per-rank memory of a whole training job (DistNet with SGD), in bytes: the buffers each layer
+// describes (train/train_layer.hpp), which are the ones it allocates when it runs, everything
+// MemoryTracker counts while the job runs. Every buffer stays alive from the first step on
+// (layers keep their buffers between steps), so the job's peak is the sum of all of them. Pure; no MPI.
 //
-//   activations  each stage's output and its gradient; a compute layer's input and its gradient
-//                where the redistribution into it is not the identity (the first layer's input
-//                only, it has no gradient); pooling's input region and its gradient where it
-//                needs halos, and its argmax indices
-//   parameters   weights and biases as each rank holds them, their gradients and momentum
+//   activations  each layer's output and its gradient where it owns them (in-place layers
+//                share their input's), the inputs a layer reads in a spread of its own and
+//                their gradients, pooling's argmax indices
+//   parameters   weights, biases and batch-norm scales and shifts as each rank holds them, their
+//                gradients and momentum, batch-norm statistics
 //   exchanges    the staging buffers of redistributions and pooling halos that move anything
-//   layers       each compute layer's own buffers and engine copies beyond its at-rest slices:
-//                the layer model (model/grid_memory.hpp, model/streamed_memory.hpp) for the
-//                passes DistNet runs (the first layer skips backward-data), less those slices,
-//                which DistNet owns and counts above
+//   layers       each compute layer's algorithm beyond its at-rest slices (algo/dist_conv.hpp:
+//                the layer model, model/grid_memory.hpp and model/streamed_memory.hpp, for the
+//                passes it runs; the first layer skips backward-data)
 //
 // Not counted (not MemoryTracker's): the data set this rank reads for an epoch, MPI's and
 // oneDNN's internal buffers, labels and other small vectors.

@@ -176,13 +176,22 @@ expect_fail_with "--grid 2,1,1,1,1 has 2 ranks but the job has 1" train --grid 2
 expect_fail_with "--resume needs --checkpoint-dir" train --resume
 expect_fail_with "--epochs 0" train --epochs 0
 expect_fail_with "network 'vgg16' takes 3x224x224 inputs" train --network vgg16
-cat > branchy.json <<'JSON'
-{"name": "branchy", "input": {"C": 1, "H": 28, "W": 28}, "layers": [
-  {"type": "conv", "name": "c1", "K": 4, "R": 3, "S": 3, "pad": 1},
-  {"type": "conv", "name": "c2", "K": 4, "R": 3, "S": 3, "pad": 1, "residual": "c1"},
-  {"type": "flatten"}, {"type": "fc", "name": "fc", "K": 10}, {"type": "softmax_xent"}]}
-JSON
-expect_fail_with "training runs chains of layers only" train --network branchy.json
+# Bad networks: one line naming the layer. A reference to a later layer (what a cycle would need),
+# a residual add of another shape, an unknown layer type, pooling straight on the input.
+bad_net() {  # NAME LAYERS-JSON
+  printf '{"name": "%s", "input": {"C": 1, "H": 28, "W": 28}, "layers": [%s]}\n' "$1" "$2" > "$1.json"
+}
+bad_net cycle '{"type": "conv", "name": "c1", "K": 4, "R": 3, "S": 3, "pad": 1, "input": "c2"},
+  {"type": "conv", "name": "c2", "K": 4, "R": 3, "S": 3, "pad": 1}, {"type": "flatten"}, {"type": "fc", "K": 10}, {"type": "softmax_xent"}'
+expect_fail_with "layers[0] 'c1' (conv): input 'c2' names no earlier layer" train --network cycle.json
+bad_net mismatch '{"type": "conv", "name": "c1", "K": 4, "R": 3, "S": 3, "pad": 1},
+  {"type": "conv", "name": "c2", "K": 8, "R": 3, "S": 3, "pad": 1}, {"type": "relu", "name": "add", "residual": "c1"},
+  {"type": "flatten"}, {"type": "fc", "K": 10}, {"type": "softmax_xent"}'
+expect_fail_with "layers[2] 'add' (relu): residual 'c1' has output 4x28x28 but the input is 8x28x28" train --network mismatch.json
+bad_net unknown '{"type": "conv", "name": "c1", "K": 4, "R": 3, "S": 3}, {"type": "dropout", "name": "drop"}'
+expect_fail_with "layers[1] 'drop': unknown layer type 'dropout'" train --network unknown.json
+bad_net poolfirst '{"type": "max_pool", "name": "p0", "window": 2}, {"type": "flatten"}, {"type": "fc", "K": 10}, {"type": "softmax_xent"}'
+expect_fail_with "layer 0 'p0' (max_pool) reads the network input" train --network poolfirst.json
 expect_fail_with "--mem-per-rank 2.0 MiB: training fmnist at batch 64 on 1 ranks needs at least" train --mem-per-rank 2MiB
 expect_fail_with "--reproducible runs without --mem-per-rank" train --reproducible --mem-per-rank 64MiB
 expect_fail_with "--reproducible runs data-parallel grids; --family channel_filter" train --reproducible --family channel_filter

@@ -47,6 +47,43 @@ inline Network small_net() {
   return net;
 }
 
+// A residual network with batch normalization: conv-bn-relu, a block with an identity shortcut,
+// a block with a strided projection shortcut, global average pooling, fc and the loss.
+inline Network residual_net() {
+  Network net("residual", {3, 8, 8});
+  const auto conv_bn = [&](const char* conv_name, const char* bn, int64_t K, int64_t R, int64_t stride,
+                           const char* input = "") {
+    Layer c = conv(conv_name, K, R, stride, R / 2);
+    c.conv.bias = false;
+    c.input = input;
+    net.add(c);
+    net.add(Layer(LayerKind::batch_norm, bn));
+  };
+  conv_bn("c1", "bn1", 4, 3, 1);
+  net.add(Layer(LayerKind::relu, "r1"));
+  conv_bn("c2", "bn2", 4, 3, 1);
+  net.add(Layer(LayerKind::relu, "r2"));
+  conv_bn("c3", "bn3", 4, 3, 1);
+  Layer r3(LayerKind::relu, "r3");
+  r3.residual = "r1";  // identity shortcut
+  net.add(r3);
+  conv_bn("proj", "proj_bn", 6, 1, 2, "r3");
+  conv_bn("c4", "bn4", 6, 3, 2, "r3");
+  net.add(Layer(LayerKind::relu, "r4"));
+  conv_bn("c5", "bn5", 6, 3, 1);
+  Layer r5(LayerKind::relu, "r5");
+  r5.residual = "proj_bn";  // projection shortcut
+  net.add(r5);
+  net.add(Layer(LayerKind::global_avg_pool, "gap"));
+  net.add(Layer(LayerKind::flatten, "flat"));
+  Layer fc(LayerKind::fully_connected, "fc");
+  fc.conv.K = 5;
+  fc.conv.bias = true;
+  net.add(fc);
+  net.add(Layer(LayerKind::softmax_xent, "loss"));
+  return net;
+}
+
 inline std::vector<LayerPlan> plans_on(const Network& net, const std::vector<GridDims>& grids,
                                        int64_t batch = kBatch) {
   std::vector<LayerPlan> plans;
@@ -69,7 +106,8 @@ inline std::vector<std::vector<GridDims>> grid_choices(const Network& net, int64
     }
   }
   std::vector<std::vector<GridDims>> out;
-  const size_t most = std::max({fitting[0].size(), fitting[1].size(), fitting[2].size()});
+  size_t most = 0;
+  for (const auto& f : fitting) most = std::max(most, f.size());
   for (size_t i = 0; i < most; ++i) {  // grid i of each layer, and shifted by one and by two
     for (size_t shift : {size_t{0}, size_t{1}}) {
       std::vector<GridDims> choice;

@@ -1,0 +1,73 @@
+// The residual add in training (a layer's `residual` in the network: the ResNet shortcut): the
+// element-wise sum of the main path's activation and the shortcut's, in the main path's spread.
+//
+//   shortcut[main path's slice] := all-to-all from the shortcut's spread (model/redistribution)
+//   out                         := main + shortcut (in place on the main path when it has no
+//                                  other reader)
+//   backward: dmain += dout; dshortcut := dout, sent back to the shortcut's holders and added
+#include <algorithm>
+
+#include "train/input_edge.hpp"
+#include "train/train_layer.hpp"
+
+namespace convgrid {
+namespace {
+
+class ResidualAddLayer final : public TrainLayer {
+ public:
+  explicit ResidualAddLayer(const LayerSetup& s)
+      : TrainLayer(s, s.layer().name + "+" + s.layer().residual, "residual_add") {
+    set_output(*s.input, s.sole_reader);
+    size_ = s.input->slice.size();
+    const auto main = s.input->placement;
+    edge_ = InputEdge(*this, "shortcut", *s.shortcut, main->tensor(),
+                      [main](int64_t r) { return main->slice(r); }, s,
+                      s.shortcut_sole_reader, true);
+    if (!in_place()) {
+      out_buf_ = describe("out", MemoryGroup::activations, size_);
+      dout_buf_ = describe("dout", MemoryGroup::activations, size_);
+    }
+  }
+
+  LayerWords modelled_edge_words() const override { return edge_.modelled_words(); }
+
+  ActivationData bind(const Communicator& world, ActivationData input, ActivationData shortcut) override {
+    main_ = input;
+    edge_.bind(*this, world, shortcut);
+    out_ = in_place() ? input : ActivationData{take_floats(out_buf_), take_floats(dout_buf_)};
+    return out_;
+  }
+
+  void forward(StepContext&) override {
+    edge_.forward(edge_traffic_);
+    const float* add = edge_.data();
+    if (!in_place()) {
+      std::fill(out_.grad, out_.grad + size_, 0.0f);
+      for (int64_t i = 0; i < size_; ++i) out_.data[i] = main_.data[i] + add[i];
+      return;
+    }
+    for (int64_t i = 0; i < size_; ++i) out_.data[i] += add[i];
+  }
+
+  void backward(StepContext&) override {
+    if (!in_place()) {
+      for (int64_t i = 0; i < size_; ++i) main_.grad[i] += out_.grad[i];
+    }
+    std::copy(out_.grad, out_.grad + size_, edge_.grad());
+    edge_.backward(edge_traffic_);
+  }
+
+ private:
+  int64_t size_ = 0;
+  InputEdge edge_;
+  size_t out_buf_ = 0, dout_buf_ = 0;
+  ActivationData main_, out_;
+};
+
+}  // namespace
+
+std::unique_ptr<TrainLayer> make_residual_add_layer(const LayerSetup& setup) {
+  return std::make_unique<ResidualAddLayer>(setup);
+}
+
+}  // namespace convgrid

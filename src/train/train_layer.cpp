@@ -1,0 +1,98 @@
+// The buffers a layer describes and later allocates, and the figures of an exchange.
+#include "train/train_layer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "convgrid/error.hpp"
+
+namespace convgrid {
+
+TrainLayer::TrainLayer(const LayerSetup& setup)
+    : name_(setup.layer().name), kind_(to_string(setup.layer().kind)) {}
+
+TrainLayer::TrainLayer(const LayerSetup&, std::string name, std::string_view kind)
+    : name_(std::move(name)), kind_(kind) {}
+
+size_t TrainLayer::describe(std::string role, MemoryGroup group, int64_t count, int64_t element_bytes) {
+  count = std::max<int64_t>(count, 1);
+  specs_.push_back({std::move(role), group, count * element_bytes});
+  counts_.push_back(count);
+  return specs_.size() - 1;
+}
+
+void TrainLayer::describe_held(std::string role, MemoryGroup group, int64_t bytes) {
+  specs_.push_back({std::move(role), group, bytes});
+  counts_.push_back(-1);
+}
+
+int64_t TrainLayer::count(size_t index) const { return counts_.at(index); }
+
+namespace {
+
+// The storage of buffer `index` in `pool` (one slot per described buffer), allocated once.
+template <class Vector, class Make>
+auto* take(std::vector<Vector>& pool, size_t slots, size_t index, Make&& make) {
+  if (pool.size() < slots) pool.resize(slots);
+  if (pool[index].size() == 0) pool[index] = make();
+  return pool[index].data();
+}
+
+}  // namespace
+
+float* TrainLayer::take_floats(size_t index) {
+  const int64_t n = count(index);
+  if (specs_[index].bytes != n * static_cast<int64_t>(sizeof(float))) {
+    throw Error(fmt::format("layer '{}': buffer '{}' is not of floats", name_, specs_[index].role));
+  }
+  return take(floats_, specs_.size(), index, [n] { return Buffer(n); });
+}
+
+double* TrainLayer::take_doubles(size_t index) {
+  const int64_t n = count(index);
+  return take(doubles_, specs_.size(), index,
+              [n] { return TrackedVector<double>(static_cast<size_t>(n), 0.0); });
+}
+
+int32_t* TrainLayer::take_ints(size_t index) {
+  const int64_t n = count(index);
+  return take(ints_, specs_.size(), index,
+              [n] { return TrackedVector<int32_t>(static_cast<size_t>(n), 0); });
+}
+
+ExchangeFigures exchange_figures(const Placement& held, const Box4& wanted_tensor,
+                                 const std::function<Slice(int64_t)>& wanted, bool wanted_partitions,
+                                 int64_t procs, int64_t rank, std::optional<bool> known_moves) {
+  const Box4& held_tensor = held.tensor();
+  const Slice my_held = held.slice(rank), my_wanted = wanted(rank);
+  const int64_t mine = slice_overlap(my_held, held_tensor, my_wanted, wanted_tensor);
+  ExchangeFigures f;
+  // Held slices partition the tensor: this rank receives what it wants less what it holds.
+  f.recv_words = my_wanted.size() - mine;
+  if (wanted_partitions) {
+    f.send_words = my_held.size() - mine;
+  } else {
+    for (int64_t r = 0; r < procs; ++r) {
+      if (r != rank) f.send_words += slice_overlap(my_held, held_tensor, wanted(r), wanted_tensor);
+    }
+  }
+  if (known_moves) {
+    f.moves = *known_moves;
+  } else {
+    f.moves = f.recv_words > 0 || f.send_words > 0;
+    for (int64_t r = 0; r < procs && !f.moves; ++r) {
+      const Slice w = wanted(r);
+      f.moves = w.size() > slice_overlap(held.slice(r), held_tensor, w, wanted_tensor);
+    }
+  }
+  f.identity = same_extents(held_tensor, wanted_tensor) && f.recv_words == 0 &&
+               my_held.box == my_wanted.box && my_held.flat == my_wanted.flat;
+  if (f.moves && procs > 1) {
+    f.staging_bytes = static_cast<int64_t>(sizeof(float)) *
+                      (std::max<int64_t>(f.send_words, 1) + std::max<int64_t>(f.recv_words, 1));
+  }
+  return f;
+}
+
+}  // namespace convgrid

@@ -1,0 +1,157 @@
+// The training job: plan, build, train, report.
+#include "train/training_job.hpp"
+
+#include <mpi.h>
+
+#include <fmt/format.h>
+
+#include "convgrid/error.hpp"
+#include "convgrid/memory.hpp"
+#include "io/idx.hpp"
+#include "nn/network_json.hpp"
+#include "train/batches.hpp"
+#include "train/training_plan.hpp"
+
+namespace convgrid {
+namespace {
+
+// x of every rank, on rank 0 (empty elsewhere).
+std::vector<int64_t> gather_to_root(const Communicator& world, int64_t x) {
+  std::vector<int64_t> all(world.rank() == 0 ? world.size() : 0);
+  MPI_Gather(&x, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0, world.raw());
+  return all;
+}
+
+int64_t max_over_ranks(const Communicator& world, int64_t x) {
+  int64_t out = x;
+  MPI_Allreduce(&x, &out, 1, MPI_INT64_T, MPI_MAX, world.raw());
+  return out;
+}
+
+bool all_ranks(const Communicator& world, bool x) {
+  int in = x ? 1 : 0, out = 0;
+  MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, world.raw());
+  return out == 1;
+}
+
+// The same grid wherever it fits, the given plans elsewhere.
+std::vector<LayerPlan> on_grid(std::vector<LayerPlan> plans, const std::string& grid, const PlanOptions& o) {
+  const GridDims g = GridDims::parse(grid);
+  if (g.size() != o.procs) {
+    throw InputError(fmt::format("--grid {} has {} ranks but the job has {}", grid, g.size(), o.procs));
+  }
+  for (LayerPlan& p : plans) {
+    if (g.fits(p.shape)) p = evaluate_grid(p.shape, g, o);
+  }
+  return plans;
+}
+
+void check_images(const Network& net, const FashionMnist& data) {
+  const IdxHeader images = read_idx_header(data.train_images());
+  const Activation& in = net.input();
+  if (images.dims.size() != 3 || in.C != 1 || in.H != images.dims[1] || in.W != images.dims[2]) {
+    throw InputError(fmt::format("network '{}' takes {} inputs; the images of {} are 1x{}x{}", net.name(),
+                                 in.to_string(), data.train_images(), images.dims.size() > 1 ? images.dims[1] : 0,
+                                 images.dims.size() > 2 ? images.dims[2] : 0));
+  }
+}
+
+}  // namespace
+
+TrainingJobPlan plan_training_job(const Network& net, const JobPlanOptions& o) {
+  NetworkPlanOptions popt = o.planner;
+  const bool limit = popt.layer.mem_per_rank_bytes.has_value();
+  if (o.reproducible) {
+    if (limit) throw InputError("--reproducible runs without --mem-per-rank (it does not stream)");
+    if (popt.family != GridFamily::any && popt.family != GridFamily::data_parallel) {
+      throw InputError(fmt::format("--reproducible runs data-parallel grids; --family {} asks for others",
+                                   to_string(popt.family)));
+    }
+    popt.family = GridFamily::data_parallel;
+  }
+  // With a grid given the limit is met on those grids (below), not by the planner's search.
+  NetworkPlanOptions search = popt;
+  if (!o.grid.empty()) search.layer.mem_per_rank_bytes.reset();
+  const TrainingPlan planned = plan_training(net, search);
+  TrainingJobPlan job{planned.plan, planned.plan.layer_plans(), planned.memory, planned.unconstrained};
+  if (!o.grid.empty()) {
+    job.plans = on_grid(job.plans, o.grid, popt.layer);
+    if (!o.reproducible) {  // under a limit, layers stream on their grids until the job fits
+      try {
+        job.plans = fit_training_on_grids(net, job.plans, popt);
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("--grid {}: {}", o.grid, e.what()));
+      }
+    }
+  }
+  job.plans = plans_for(job.plans, o.reproducible ? Arithmetic::reproducible : Arithmetic::fast, net);
+  if (!o.grid.empty() || o.reproducible) {
+    job.busiest = busiest_training_memory(net, job.plans, popt.batch, popt.layer.procs, popt.layer.engine);
+  }
+  return job;
+}
+
+TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o, const TrainJobObserver& observer) {
+  if (o.train.epochs < 1) throw InputError(fmt::format("--epochs {}: must be at least 1", o.train.epochs));
+  if (o.batch < 1) throw InputError(fmt::format("--batch {}: must be at least 1", o.batch));
+  if (o.train.resume && o.train.checkpoint_dir.empty()) throw InputError("--resume needs --checkpoint-dir");
+  if (o.threads > 0) set_kernel_threads(o.threads);
+  const Network net = load_network(o.network);
+  const FashionMnist data{o.data.dir.empty() ? FashionMnist{}.dir : o.data.dir};
+  check_images(net, data);
+  o.plan.planner.layer.procs = world.size();
+  o.plan.planner.batch = o.batch;
+
+  TrainJobReport report;
+  report.network = net.name();
+  report.procs = world.size();
+  report.batch = o.batch;
+  report.plan = plan_training_job(net, o.plan);
+  report.train_count = o.data.train_samples > 0 ? o.data.train_samples : data.train_count();
+  report.test_count = o.data.test_samples > 0 ? o.data.test_samples : data.test_count();
+  BatchSource train(data.train_images(), data.train_labels(), report.train_count, o.batch, o.seed, true,
+                    o.data.augment);
+  BatchSource test(data.test_images(), data.test_labels(), report.test_count, o.batch, o.seed, false);
+  const TrainingMemory modelled = training_memory(net, report.plan.plans, o.batch, world.size(), world.rank());
+  DistNet dnet(net, report.plan.plans, o.batch, world, o.seed);
+  if (observer.started) observer.started(report);
+
+  TrainState initial;
+  initial.network = net.name();
+  initial.batch = o.batch;
+  initial.seed = o.seed;
+  Trainer trainer(world, dnet, train, test, initial, o.train);
+  // The words of the last training step (the test evaluation's steps are not training steps).
+  std::vector<DistNet::NodeWords> last;
+  TrainObserver inner = observer.trainer;
+  inner.step = [&](int64_t epoch, int64_t batch, int64_t batches, double loss, double rate) {
+    last = dnet.last_step_words();
+    if (observer.trainer.step) observer.trainer.step(epoch, batch, batches, loss, rate);
+  };
+  report.epochs = trainer.run(inner);
+  report.steps = trainer.steps();
+  report.last_checkpoint = trainer.last_checkpoint();
+
+  const bool stepped = all_ranks(world, !last.empty());
+  for (size_t i = 0; stepped && i < dnet.nodes().size(); ++i) {
+    const TrainLayer& l = *dnet.nodes()[i].layer;
+    NodeWordsReport n{l.name(), std::string(l.kind()), {}, {}, {}, {}, true};
+    const LayerWords mo = l.modelled_words(), me = l.modelled_edge_words();
+    const DistNet::NodeWords& w = last[i];
+    n.measured = {max_over_ranks(world, w.own.forward), max_over_ranks(world, w.own.backward)};
+    n.measured_edge = {max_over_ranks(world, w.edge.forward), max_over_ranks(world, w.edge.backward)};
+    n.modelled = {max_over_ranks(world, mo.forward), max_over_ranks(world, mo.backward)};
+    n.modelled_edge = {max_over_ranks(world, me.forward), max_over_ranks(world, me.backward)};
+    n.equal_on_every_rank = all_ranks(world, w.own.forward == mo.forward && w.own.backward == mo.backward &&
+                                                 w.edge.forward == me.forward && w.edge.backward == me.backward);
+    report.nodes.push_back(n);
+  }
+  const int64_t tracked = MemoryTracker::peak_bytes();
+  report.tracked_bytes_by_rank = gather_to_root(world, tracked);
+  report.modelled_bytes_by_rank = gather_to_root(world, modelled.total());
+  report.peak_bytes = max_over_ranks(world, tracked);
+  report.data_bytes = max_over_ranks(world, std::max(train.image_bytes(), test.image_bytes()));
+  return report;
+}
+
+}  // namespace convgrid
