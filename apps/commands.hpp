@@ -19,5 +19,6 @@ void add_plan_command(CLI::App& app, Registry& registry);
 void add_simulate_command(CLI::App& app, Registry& registry);
 void add_train_command(CLI::App& app, Registry& registry);
 void add_step_command(CLI::App& app, Registry& registry);
+void add_export_command(CLI::App& app, Registry& registry);
 
 }  // namespace convgrid::cli

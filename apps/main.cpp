@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   convgrid::cli::add_simulate_command(app, registry);
   convgrid::cli::add_train_command(app, registry);
   convgrid::cli::add_step_command(app, registry);
+  convgrid::cli::add_export_command(app, registry);
 
   int status = 0;
   try {

@@ -1,15 +1,25 @@
 #!/usr/bin/python3
 """The PyTorch side of the race (bench/race.sh, docs/race.md): trains convgrid's built-in `fmnist`
-network on Fashion-MNIST with DistributedDataParallel over gloo and logs what `convgrid train
---json` logs.
+(or, with --network, `resnet-fmnist`) network on Fashion-MNIST with DistributedDataParallel over
+gloo and logs what `convgrid train --json` logs.
 
-The network, as src/nn/builtin_networks.cpp builds it:
+The networks are the modules of bench/torch_resnet_fmnist.py, built as src/nn/builtin_networks.cpp
+builds them; `fmnist`:
 
     conv1 1->32 3x3 pad 1 + ReLU, conv2 32->64 3x3 pad 1 + ReLU, max pool 2x2/2,
     conv3 64->128 3x3 pad 1 + ReLU, max pool 2x2/2, flatten, fc1 6272->256 + ReLU, fc2 256->10,
     softmax cross-entropy (mean over the batch)
 
 trained with torch.optim.SGD(lr, momentum, weight_decay) on inputs (pixel/255 - 0.2860)/0.3530.
+Batch normalisation (resnet-fmnist) uses each process's share of the batch (torch's SyncBatchNorm
+runs on GPUs only), and DDP sends rank 0's running statistics to every process before each step.
+--augment pads each training image by 2 pixels of raw value 0 (before the normalisation), takes a
+random 28x28 crop and flips it left-right with probability 1/2 (torchvision's RandomCrop(28,
+padding=2) and RandomHorizontalFlip), drawn per sample from a generator seeded by --seed and the
+rank. --lr-schedule cosine with --warmup-epochs X: over the first W = round(X * steps per epoch)
+steps the rate rises linearly, lr * (s + 1) / W at step s, then falls along a cosine from lr to 0
+over the remaining steps of the run (LambdaLR, stepped after every batch); constant keeps lr after
+the warm-up.
 The script starts --procs processes itself (torch.multiprocessing), each with one thread and
 pinned to one core (as `mpirun --bind-to core` pins convgrid's ranks); the global batch --batch is
 split evenly over them, and a DistributedSampler (shuffled by --seed, set_epoch every epoch,
@@ -25,10 +35,13 @@ Needs Debian's python3-torch and python3-numpy (bash scripts/setup.sh --with-tor
 dataset-fashion-mnist; run it with /usr/bin/python3:
 
     /usr/bin/python3 bench/race_pytorch.py --epochs 1 --train-samples 512 --test-samples 256
+    /usr/bin/python3 bench/race_pytorch.py --network resnet-fmnist --augment --lr-schedule cosine \
+        --warmup-epochs 1 --epochs 5
 """
 import argparse
 import gzip
 import json
+import math
 import os
 import socket
 import struct
@@ -39,10 +52,12 @@ import numpy as np
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data.distributed import DistributedSampler
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_resnet_fmnist import NETWORKS, build_network  # noqa: E402
 
 MEAN, STD = 0.2860, 0.3530
 FILES = {
@@ -50,16 +65,27 @@ FILES = {
     "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
 }
 EVAL_BATCH = 1000  # test samples per forward pass in the evaluation (no gradients)
+CROP_PAD = 2  # --augment: pixels of padding around each image before the random 28x28 crop
+# The name error messages start with: this script's, or that of the script importing load_split.
+PROG = os.path.splitext(os.path.basename(sys.argv[0] or "race_pytorch"))[0]
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--network", default="fmnist", choices=sorted(NETWORKS),
+                   help="the convgrid network to train (default: fmnist)")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch", type=int, default=64, help="global batch, split evenly over --procs")
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--weight-decay", type=float, default=5e-4)
+    p.add_argument("--lr-schedule", choices=("constant", "cosine"), default="constant",
+                   help="constant, or cosine from lr to 0 per step after the warm-up (default: constant)")
+    p.add_argument("--warmup-epochs", type=float, default=0.0,
+                   help="epochs of linear warm-up, lr * (s + 1) / W over the first W steps (default: 0)")
+    p.add_argument("--augment", action="store_true",
+                   help="random 28x28 crops of images padded by 2, and random left-right flips")
     p.add_argument("--seed", type=int, default=1, help="seed of the initial weights and the data order")
     p.add_argument("--procs", type=int, default=2, help="DDP processes (one thread each)")
     p.add_argument("--train-samples", type=int, default=0, help="use only the first K training samples (0: all)")
@@ -78,6 +104,8 @@ def parse_args(argv=None):
         p.error(f"--batch {a.batch} is not divisible by --procs {a.procs}")
     if a.train_samples < 0 or a.test_samples < 0:
         p.error("--train-samples and --test-samples must not be negative")
+    if not 0 <= a.warmup_epochs <= a.epochs:
+        p.error(f"--warmup-epochs {a.warmup_epochs} is not between 0 and --epochs {a.epochs}")
     return a
 
 
@@ -91,16 +119,16 @@ def read_idx(path, magic, dims):
         with gzip.open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        sys.exit(f"race_pytorch: error: {path} not found (apt-get install -y dataset-fashion-mnist, "
+        sys.exit(f"{PROG}: error: {path} not found (apt-get install -y dataset-fashion-mnist, "
                  f"or bash scripts/setup.sh)")
     except (OSError, EOFError) as e:
-        sys.exit(f"race_pytorch: error: {path}: {e}")
+        sys.exit(f"{PROG}: error: {path}: {e}")
     ndim = len(dims) + 1
     if len(data) < 4 + 4 * ndim or struct.unpack(">I", data[:4])[0] != magic:
-        sys.exit(f"race_pytorch: error: {path}: not an IDX file with magic number {magic}")
+        sys.exit(f"{PROG}: error: {path}: not an IDX file with magic number {magic}")
     shape = struct.unpack(f">{ndim}I", data[4:4 + 4 * ndim])
     if list(shape[1:]) != list(dims) or len(data) != 4 + 4 * ndim + int(np.prod(shape)):
-        sys.exit(f"race_pytorch: error: {path}: shape {shape} or size {len(data)} is wrong")
+        sys.exit(f"{PROG}: error: {path}: shape {shape} or size {len(data)} is wrong")
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
 
 
@@ -110,36 +138,44 @@ def load_split(data_dir, split, limit):
     images = read_idx(images_file, 2051, (28, 28))
     labels = read_idx(labels_file, 2049, ())
     if len(images) != len(labels):
-        sys.exit(f"race_pytorch: error: {images_file} has {len(images)} images, {labels_file} {len(labels)} labels")
+        sys.exit(f"{PROG}: error: {images_file} has {len(images)} images, {labels_file} {len(labels)} labels")
     if limit:
         if limit > len(images):
-            sys.exit(f"race_pytorch: error: {limit} {split} samples asked for, the {split} set has {len(images)}")
+            sys.exit(f"{PROG}: error: {limit} {split} samples asked for, the {split} set has {len(images)}")
         images, labels = images[:limit], labels[:limit]
     x = (images.astype(np.float32) / 255.0 - MEAN) / STD
     return torch.from_numpy(x).unsqueeze(1).contiguous(), torch.from_numpy(labels.astype(np.int64))
 
 
-# ---------------------------------------------------------------------------------------------
-# Network
+def normalised_zero():
+    """The value a raw pixel 0 has after the normalisation of load_split: what --augment pads with."""
+    return float((np.zeros(1, dtype=np.uint8).astype(np.float32) / 255.0 - MEAN) / STD)
 
 
-class Fmnist(nn.Module):
-    """convgrid's built-in `fmnist` network (src/nn/builtin_networks.cpp); PyTorch's default init."""
+def augment(xb, generator, pad_value):
+    """Random crops of xb (B x 1 x 28 x 28, normalised) padded by CROP_PAD pixels of pad_value,
+    each flipped left-right with probability 1/2: one draw per sample from `generator`."""
+    b, _, h, w = xb.shape
+    padded = F.pad(xb, (CROP_PAD,) * 4, value=pad_value)
+    dy = torch.randint(0, 2 * CROP_PAD + 1, (b,), generator=generator)
+    dx = torch.randint(0, 2 * CROP_PAD + 1, (b,), generator=generator)
+    flip = torch.rand(b, generator=generator) < 0.5
+    rows = (dy[:, None] + torch.arange(h))[:, :, None]  # B x h x 1
+    cols = dx[:, None] + torch.arange(w)  # B x w
+    cols = torch.where(flip[:, None], cols.flip(1), cols)[:, None, :]  # B x 1 x w
+    crops = padded[torch.arange(b)[:, None, None], 0, rows, cols]  # B x h x w
+    return crops.unsqueeze(1)
 
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 3, padding=1)
-        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
-        self.conv3 = nn.Conv2d(64, 128, 3, padding=1)
-        self.fc1 = nn.Linear(128 * 7 * 7, 256)
-        self.fc2 = nn.Linear(256, 10)
 
-    def forward(self, x):
-        x = F.relu(self.conv1(x))
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
-        x = F.max_pool2d(F.relu(self.conv3(x)), 2, 2)
-        x = F.relu(self.fc1(torch.flatten(x, 1)))
-        return self.fc2(x)  # logits: F.cross_entropy applies the softmax
+def lr_factor(warmup_steps, total_steps, schedule):
+    """The multiplier of the base rate at step s (0-based), for LambdaLR."""
+    def factor(s):
+        if s < warmup_steps:
+            return (s + 1) / warmup_steps
+        if schedule == "constant":
+            return 1.0
+        return 0.5 * (1 + math.cos(math.pi * (s - warmup_steps) / max(1, total_steps - warmup_steps)))
+    return factor
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,7 +225,7 @@ def worker(rank, args, port, cores):
     local_batch = args.batch // procs
 
     torch.manual_seed(args.seed)  # the same initial weights everywhere (DDP broadcasts rank 0's too)
-    net = Fmnist()
+    net = build_network(args.network)
     if args.channels_last:
         net = net.to(memory_format=torch.channels_last)
         train_x = train_x.contiguous(memory_format=torch.channels_last)
@@ -200,28 +236,37 @@ def worker(rank, args, port, cores):
     # it repeats a few samples so that every process gets as many (as PyTorch users run it).
     sampler = DistributedSampler(range(len(train_x)), num_replicas=procs, rank=rank, shuffle=True,
                                  seed=args.seed, drop_last=False)
+    steps_per_epoch = math.ceil(len(sampler) / local_batch)
+    warmup_steps = math.floor(args.warmup_epochs * steps_per_epoch + 0.5)  # as src/train/lr_schedule.hpp
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        opt, lr_factor(warmup_steps, args.epochs * steps_per_epoch, args.lr_schedule))
+    crops = torch.Generator().manual_seed(args.seed * 1000003 + rank)
+    pad_value = normalised_zero()
 
     info = {
         "framework": "pytorch", "torch_version": torch.__version__,
         "mkldnn_available": torch.backends.mkldnn.is_available(),
         "cpu_capability": cpu_capability(), "blas": blas_library(),
         "memory_format": "channels_last" if args.channels_last else "nchw",
-        "network": "fmnist", "procs": procs, "threads_per_proc": torch.get_num_threads(),
+        "network": args.network, "procs": procs, "threads_per_proc": torch.get_num_threads(),
         "bound_to_cores": bool(cores) and not args.no_bind,
         "batch": args.batch, "batch_per_proc": local_batch, "seed": args.seed, "lr": args.lr,
         "momentum": args.momentum, "weight_decay": args.weight_decay,
+        "lr_schedule": args.lr_schedule, "warmup_epochs": args.warmup_epochs, "warmup_steps": warmup_steps,
+        "augment": args.augment,
         "train_samples": len(train_x), "test_samples": len(test_x),
         "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
         "epochs": [],
     }
     if root:
-        print(f"race_pytorch: torch {info['torch_version']}, oneDNN (mkldnn) "
+        print(f"race_pytorch: {args.network}, torch {info['torch_version']}, oneDNN (mkldnn) "
               f"{'available' if info['mkldnn_available'] else 'NOT available'}, "
               f"ATen {info['cpu_capability']}, BLAS {' '.join(info['blas']) or '(none loaded)'}, "
               f"{info['memory_format']}; DDP over gloo, {procs} processes x "
               f"{info['threads_per_proc']} thread, batch {args.batch} ({local_batch} per process), "
               f"{len(train_x)} training and {len(test_x)} test samples, seed {args.seed}, "
+              f"lr {args.lr} {args.lr_schedule} (warm-up {warmup_steps} steps){', augmented' if args.augment else ''}, "
               f"GLIBC_TUNABLES={info['glibc_tunables'] or '(unset)'}", flush=True)
 
     for epoch in range(1, args.epochs + 1):
@@ -236,11 +281,16 @@ def worker(rank, args, port, cores):
             # with this sampler yields, without its per-sample indexing and collation in Python.
             idx = indices[i:i + local_batch]
             xb, yb = train_x[idx], train_y[idx]
+            if args.augment:
+                xb = augment(xb, crops, pad_value)
+                if args.channels_last:
+                    xb = xb.contiguous(memory_format=torch.channels_last)
             logits = model(xb)
             loss = F.cross_entropy(logits, yb)
             opt.zero_grad(set_to_none=True)
             loss.backward()  # DDP all-reduces (averages) the gradients here
             opt.step()
+            schedule.step()
             sums[0] += loss.item() * len(idx)
             sums[1] += (logits.detach().argmax(1) == yb).sum().item()
             sums[2] += len(idx)

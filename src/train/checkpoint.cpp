@@ -92,6 +92,93 @@ void write_all(int fd, const void* data, size_t n, const std::string& path) {
   }
 }
 
+InputError corrupt(const std::string& path, const std::string& why) {
+  return InputError(fmt::format("checkpoint {} is corrupt: {}", path, why));
+}
+
+// Checks the magic, the CRC-32 and the header length of a whole file; returns where the data
+// starts (after the magic, the header length and the header).
+size_t checked_data_start(const std::string& bytes, const std::string& path) {
+  if (bytes.size() < sizeof kMagic + 8 + 4 ||
+      std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    throw corrupt(path, "it does not start with CVGCKPT1");
+  }
+  uint32_t stored = 0;
+  std::memcpy(&stored, bytes.data() + bytes.size() - 4, 4);
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size() - 4));
+  if (crc != stored) {
+    throw corrupt(path, fmt::format("CRC-32 {:08x} but the file says {:08x}", crc, stored));
+  }
+  uint64_t length = 0;
+  std::memcpy(&length, bytes.data() + sizeof kMagic, 8);
+  const size_t data_at = sizeof kMagic + 8 + length;
+  if (length > bytes.size() || data_at > bytes.size() - 4) {
+    throw corrupt(path, "header length out of range");
+  }
+  return data_at;
+}
+
+// The state fields of a header (nlohmann::json::exception when one is missing or mistyped).
+TrainState state_from_header(const nlohmann::json& h) {
+  TrainState s;
+  s.network = h.at("network").get<std::string>();
+  s.batch = h.at("batch").get<int64_t>();
+  s.seed = h.at("seed").get<uint64_t>();
+  s.epoch = h.at("epoch").get<int64_t>();
+  s.batch_in_epoch = h.at("batch_in_epoch").get<int64_t>();
+  s.step = h.at("step").get<int64_t>();
+  s.epoch_loss_sum = h.at("epoch_loss_sum").get<double>();
+  s.epoch_correct = h.at("epoch_correct").get<int64_t>();
+  s.epoch_samples = h.at("epoch_samples").get<int64_t>();
+  return s;
+}
+
+// Entry `index` of the header's tensor list with its values from `data` (`floats` of them),
+// after checking that it has 4 extents whose product is its count and lies within the data.
+CheckpointTensor tensor_from_entry(const nlohmann::json& t, size_t index, const char* data,
+                                   int64_t floats, const std::string& path) {
+  CheckpointTensor tensor{t.at("name").get<std::string>(),
+                          t.at("shape").get<std::vector<int64_t>>(), {}};
+  const int64_t offset = t.at("offset").get<int64_t>(), count = t.at("count").get<int64_t>();
+  int64_t volume = 1;
+  bool sane = tensor.shape.size() == 4;
+  for (int64_t d : tensor.shape) {
+    sane = sane && d >= 0 && (d == 0 || volume <= floats / d);
+    if (sane) volume *= d;
+  }
+  if (!sane || count != volume || offset < 0 || offset > floats || count > floats - offset) {
+    throw corrupt(path, fmt::format("tensor {} ({}) of shape {} at offset {} with {} values does "
+                                    "not fit the {} floats of data",
+                                    index, tensor.name, t.at("shape").dump(), offset, count,
+                                    floats));
+  }
+  tensor.values.resize(static_cast<size_t>(count));
+  std::memcpy(tensor.values.data(), data + offset * sizeof(float),
+              static_cast<size_t>(count) * sizeof(float));
+  return tensor;
+}
+
+// The tensors of a checkpoint in file order: every parameter then its momentum, then every state
+// tensor (batch-norm running statistics), each with the storage it is read from or written to.
+struct Entry {
+  const ParamShard* shard;
+  std::string name;
+  float* data;
+};
+
+std::vector<Entry> entries(const std::vector<ParamShard>& params,
+                           const std::vector<TrackedVector<float>>& momentum,
+                           const std::vector<ParamShard>& state) {
+  std::vector<Entry> out;
+  for (size_t i = 0; i < params.size(); ++i) {
+    out.push_back({&params[i], params[i].name, params[i].value.data()});
+    out.push_back({&params[i], params[i].name + ".momentum", const_cast<float*>(momentum[i].data())});
+  }
+  for (const ParamShard& p : state) out.push_back({&p, p.name, p.value.data()});
+  return out;
+}
+
 }  // namespace
 
 std::string checkpoint_path(const std::string& dir, int64_t step) {
@@ -100,7 +187,8 @@ std::string checkpoint_path(const std::string& dir, int64_t step) {
 
 std::string write_checkpoint(const Communicator& world, const std::string& dir,
                              const TrainState& state, const std::vector<ParamShard>& params,
-                             const std::vector<TrackedVector<float>>& momentum) {
+                             const std::vector<TrackedVector<float>>& momentum,
+                             const std::vector<ParamShard>& state_tensors) {
   const std::string path = checkpoint_path(dir, state.step);
   std::vector<std::vector<float>> tensors;
   nlohmann::json header = {{"network", state.network},
@@ -114,17 +202,11 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir,
                            {"epoch_samples", state.epoch_samples}};
   nlohmann::json list = nlohmann::json::array();
   int64_t offset = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    for (int m = 0; m < 2; ++m) {
-      tensors.push_back(
-          gather_global(world, params[i], m == 0 ? params[i].value.data() : momentum[i].data()));
-      const int64_t count = params[i].global.volume();
-      list.push_back({{"name", params[i].name + (m == 0 ? "" : ".momentum")},
-                      {"shape", extents(params[i].global)},
-                      {"offset", offset},
-                      {"count", count}});
-      offset += count;
-    }
+  for (const Entry& e : entries(params, momentum, state_tensors)) {
+    tensors.push_back(gather_global(world, *e.shard, e.data));
+    const int64_t count = e.shard->global.volume();
+    list.push_back({{"name", e.name}, {"shape", extents(e.shard->global)}, {"offset", offset}, {"count", count}});
+    offset += count;
   }
   header["tensors"] = list;
   int ok = 1;
@@ -170,88 +252,60 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir,
   return path;
 }
 
-TrainState read_checkpoint(const std::string& path, const TrainState& expected,
-                           std::vector<ParamShard>& params,
-                           std::vector<TrackedVector<float>>& momentum) {
+CheckpointFile read_checkpoint_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open for reading", path));
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto corrupt = [&](const std::string& why) {
-    return InputError(fmt::format("checkpoint {} is corrupt: {}", path, why));
-  };
-  if (bytes.size() < sizeof kMagic + 8 + 4 ||
-      std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
-    throw corrupt("it does not start with CVGCKPT1");
-  }
-  uint32_t stored = 0;
-  std::memcpy(&stored, bytes.data() + bytes.size() - 4, 4);
-  const uint32_t crc = static_cast<uint32_t>(
-      crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size() - 4));
-  if (crc != stored)
-    throw corrupt(fmt::format("CRC-32 {:08x} but the file says {:08x}", crc, stored));
-  uint64_t length = 0;
-  std::memcpy(&length, bytes.data() + sizeof kMagic, 8);
-  const size_t data_at = sizeof kMagic + 8 + length;
-  if (length > bytes.size() || data_at > bytes.size() - 4)
-    throw corrupt("header length out of range");
-  nlohmann::json h;
-  TrainState s;
+  const size_t data_at = checked_data_start(bytes, path);
+  const size_t header_at = sizeof kMagic + 8;
+  const int64_t floats = static_cast<int64_t>((bytes.size() - 4 - data_at) / sizeof(float));
+  CheckpointFile file;
   try {
-    h = nlohmann::json::parse(bytes.substr(sizeof kMagic + 8, length));
-    s.network = h.at("network").get<std::string>();
-    s.batch = h.at("batch").get<int64_t>();
-    s.seed = h.at("seed").get<uint64_t>();
-    s.epoch = h.at("epoch").get<int64_t>();
-    s.batch_in_epoch = h.at("batch_in_epoch").get<int64_t>();
-    s.step = h.at("step").get<int64_t>();
-    s.epoch_loss_sum = h.at("epoch_loss_sum").get<double>();
-    s.epoch_correct = h.at("epoch_correct").get<int64_t>();
-    s.epoch_samples = h.at("epoch_samples").get<int64_t>();
+    const nlohmann::json h = nlohmann::json::parse(bytes.substr(header_at, data_at - header_at));
+    file.state = state_from_header(h);
+    if (!h.contains("tensors") || !h["tensors"].is_array()) throw corrupt(path, "no tensor list");
+    const auto& list = h["tensors"];
+    for (size_t i = 0; i < list.size(); ++i) {
+      file.tensors.push_back(tensor_from_entry(list[i], i, bytes.data() + data_at, floats, path));
+    }
   } catch (const nlohmann::json::exception& e) {
-    throw corrupt(fmt::format("bad header: {}", e.what()));
+    throw corrupt(path, fmt::format("bad header: {}", e.what()));
   }
+  return file;
+}
+
+TrainState read_checkpoint(const std::string& path, const TrainState& expected,
+                           std::vector<ParamShard>& params,
+                           std::vector<TrackedVector<float>>& momentum,
+                           std::vector<ParamShard>& state_tensors) {
+  const CheckpointFile file = read_checkpoint_file(path);
+  const TrainState& s = file.state;
   if (s.network != expected.network || s.batch != expected.batch || s.seed != expected.seed) {
     throw InputError(fmt::format(
         "checkpoint {} is for network {} batch {} seed {}, this run is {} batch {} "
         "seed {}",
         path, s.network, s.batch, s.seed, expected.network, expected.batch, expected.seed));
   }
-  if (!h.contains("tensors") || !h["tensors"].is_array()) throw corrupt("no tensor list");
-  const auto& list = h["tensors"];
-  const size_t floats = (bytes.size() - 4 - data_at) / sizeof(float);
-  if (list.size() != 2 * params.size()) {
+  const auto& list = file.tensors;
+  const std::vector<Entry> want = entries(params, momentum, state_tensors);
+  if (list.size() != want.size()) {
     throw InputError(fmt::format("checkpoint {} holds {} tensors, the network has {}", path,
-                                 list.size(), 2 * params.size()));
+                                 list.size(), want.size()));
   }
   // Every tensor is checked before any is loaded, so a refused file changes nothing.
-  std::vector<int64_t> offsets;
-  try {
-    for (size_t i = 0; i < list.size(); ++i) {
-      const ParamShard& p = params[i / 2];
-      const auto& t = list[i];
-      const std::string name = p.name + (i % 2 == 0 ? "" : ".momentum");
-      const int64_t offset = t.at("offset").get<int64_t>(), count = t.at("count").get<int64_t>();
-      if (t.at("name").get<std::string>() != name ||
-          t.at("shape").get<std::vector<int64_t>>() != extents(p.global) ||
-          count != p.global.volume() || offset < 0 ||
-          static_cast<size_t>(offset + count) > floats) {
-        throw InputError(
-            fmt::format("checkpoint {}: tensor {} ({}) does not match {} of the network", path, i,
-                        t.at("name").get<std::string>(), name));
-      }
-      offsets.push_back(offset);
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (list[i].name != want[i].name || list[i].shape != extents(want[i].shard->global)) {
+      throw InputError(fmt::format("checkpoint {}: tensor {} ({}) does not match {} of the network",
+                                   path, i, list[i].name, want[i].name));
     }
-  } catch (const nlohmann::json::exception& e) {
-    throw corrupt(fmt::format("bad tensor list: {}", e.what()));
   }
   for (size_t i = 0; i < list.size(); ++i) {
-    ParamShard& p = params[i / 2];
-    const int64_t offset = offsets[i];
-    const char* base = bytes.data() + data_at + offset * sizeof(float);
-    float* dst = i % 2 == 0 ? p.value.data() : momentum[i / 2].data();
+    const ParamShard& p = *want[i].shard;
+    const float* base = list[i].values.data();
+    float* dst = want[i].data;
     for_each_run(p.slice,
                  [&](int64_t a, int64_t b, int64_t c, int64_t d0, int64_t d1, int64_t off) {
-                   std::memcpy(dst + off, base + p.global.offset(a, b, c, d0) * sizeof(float),
+                   std::memcpy(dst + off, base + p.global.offset(a, b, c, d0),
                                (d1 - d0) * sizeof(float));
                  });
   }

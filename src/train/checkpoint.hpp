@@ -1,4 +1,5 @@
-// Training checkpoints in the global layout: every parameter and its momentum as whole tensors
+// Training checkpoints in the global layout: every parameter and its momentum, then every state
+// tensor (batch-norm running statistics), as whole tensors
 // (KCRS weights, K biases), so a checkpoint loads at any rank count or grid.
 //
 // File format (all little-endian), deterministic bytes (no time stamps, no rank count):
@@ -42,13 +43,35 @@ std::string checkpoint_path(const std::string& dir, int64_t step);
 // atomically. Returns the path written. Throws InputError when the directory cannot be written.
 std::string write_checkpoint(const Communicator& world, const std::string& dir, const TrainState& state,
                              const std::vector<ParamShard>& params,
-                             const std::vector<TrackedVector<float>>& momentum);
+                             const std::vector<TrackedVector<float>>& momentum,
+                             const std::vector<ParamShard>& state_tensors = {});
+
+// One tensor of a checkpoint as stored: its name ("<layer>.weight", "<layer>.bias", or either
+// followed by ".momentum"), its 4 extents (K x 1 x 1 x 1 for a bias) and its values in C order.
+struct CheckpointTensor {
+  std::string name;
+  std::vector<int64_t> shape;  // 4 extents
+  std::vector<float> values;   // prod(shape)
+};
+
+// A whole checkpoint file: the state and the tensors in file order.
+struct CheckpointFile {
+  TrainState state;
+  std::vector<CheckpointTensor> tensors;
+};
+
+// Reads a checkpoint without a run to match: checks the magic, the header length, the CRC-32,
+// the header's fields and that every tensor has 4 extents, its count and lies within the data.
+// InputError "checkpoint PATH is corrupt: ..." otherwise ("PATH: cannot open for reading" when
+// it cannot be read).
+CheckpointFile read_checkpoint_file(const std::string& path);
 
 // Reads a checkpoint and, when it is valid and matches the run (network, batch, seed, tensors),
 // fills this rank's shards and momentum and returns its state. InputError with the reason
 // otherwise ("... is corrupt: checksum ...", "... is for network X"). Every rank reads the file.
 TrainState read_checkpoint(const std::string& path, const TrainState& expected,
-                           std::vector<ParamShard>& params, std::vector<TrackedVector<float>>& momentum);
+                           std::vector<ParamShard>& params, std::vector<TrackedVector<float>>& momentum,
+                           std::vector<ParamShard>& state_tensors);
 
 // The checkpoints in `dir`, newest (highest step) first.
 std::vector<std::string> list_checkpoints(const std::string& dir);

@@ -1,0 +1,183 @@
+// convgrid export: a training checkpoint's parameters as a .npz archive that PyTorch loads into
+// the same network with load_state_dict (bench/check_export.py does). Each array is named and
+// shaped as in PyTorch's state_dict:
+//   conv            <layer>.weight [K, C, R, S], <layer>.bias [K] (when the layer has one)
+//   fc              <layer>.weight [K, F] (F = C*H*W of its input; stored K x F x 1 x 1), .bias [K]
+//   batch_norm      <layer>.weight (gamma), .bias (beta), .running_mean, .running_var: each [C];
+//                   <layer>.num_batches_tracked: int64, 0-d, the checkpoint's step
+// Momentum is left out. A file, no MPI: start it on one rank.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commands.hpp"
+#include "convgrid/error.hpp"
+#include "io/npz.hpp"
+#include "nn/network_json.hpp"
+#include "train/checkpoint.hpp"
+
+namespace convgrid::cli {
+namespace {
+
+struct ExportCliOptions {
+  std::string checkpoint;
+  std::string network;
+  std::string out;
+  bool json = false;
+};
+
+// A file as given, or the newest checkpoint of a directory.
+std::string checkpoint_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) return path;
+  const std::vector<std::string> found = list_checkpoints(path);
+  if (found.empty()) {
+    throw InputError(fmt::format("--checkpoint {}: the directory holds no step-*.ckpt file", path));
+  }
+  return found.front();
+}
+
+// Finds the checkpoint's tensors by name and turns them into PyTorch-shaped arrays.
+class TorchNaming {
+ public:
+  TorchNaming(const CheckpointFile& file, std::string path, const Network& net)
+      : file_(file), path_(std::move(path)), net_(net) {
+    for (const CheckpointTensor& t : file.tensors) by_name_.emplace(t.name, &t);
+  }
+
+  // The arrays of every layer, in network order; then checks that none of the checkpoint's
+  // parameters was left over.
+  std::vector<NpzArray> arrays() {
+    std::vector<NpzArray> out;
+    for (const Layer& layer : net_.layers()) add_layer(layer, out);
+    for (const CheckpointTensor& t : file_.tensors) {
+      if (!t.name.ends_with(".momentum") && !used_.contains(t.name)) {
+        throw InputError(fmt::format("checkpoint {} holds {}, which network '{}' has no place for",
+                                     path_, t.name, net_.name()));
+      }
+    }
+    return out;
+  }
+
+ private:
+  void add_layer(const Layer& layer, std::vector<NpzArray>& out) {
+    const int64_t K = layer.conv.K, C = layer.in.C;
+    switch (layer.kind) {
+      case LayerKind::conv:
+        out.push_back(take(layer, ".weight", {K, C, layer.conv.R, layer.conv.S},
+                           {K, C, layer.conv.R, layer.conv.S}));
+        if (layer.conv.bias) out.push_back(take(layer, ".bias", {K, 1, 1, 1}, {K}));
+        break;
+      case LayerKind::fully_connected: {
+        const int64_t F = C * layer.in.H * layer.in.W;
+        out.push_back(take(layer, ".weight", {K, F, 1, 1}, {K, F}));
+        if (layer.conv.bias) out.push_back(take(layer, ".bias", {K, 1, 1, 1}, {K}));
+        break;
+      }
+      case LayerKind::batch_norm:
+        for (const char* suffix : {".weight", ".bias", ".running_mean", ".running_var"}) {
+          out.push_back(take(layer, suffix, {C, 1, 1, 1}, {C}));
+        }
+        out.push_back(NpzArray::int64(layer.name + ".num_batches_tracked", {}, {file_.state.step}));
+        break;
+      default:
+        break;  // no parameters
+    }
+  }
+
+  // The checkpoint tensor <layer><suffix>, checked to have the extents `stored`, as an array of
+  // shape `torch` (the same values in the same order).
+  NpzArray take(const Layer& layer, const char* suffix, const std::vector<int64_t>& stored,
+                std::vector<int64_t> torch) {
+    const std::string name = layer.name + suffix;
+    const auto it = by_name_.find(name);
+    if (it == by_name_.end()) {
+      throw InputError(fmt::format("checkpoint {} has no tensor {} ({} layer '{}' of network '{}')",
+                                   path_, name, to_string(layer.kind), layer.name, net_.name()));
+    }
+    if (it->second->shape != stored) {
+      throw InputError(
+          fmt::format("checkpoint {}: {} has extents [{}], layer '{}' of network '{}' "
+                      "needs [{}]",
+                      path_, name, fmt::join(it->second->shape, ", "), layer.name, net_.name(),
+                      fmt::join(stored, ", ")));
+    }
+    used_.insert(name);
+    return NpzArray::float32(name, std::move(torch), it->second->values);
+  }
+
+  const CheckpointFile& file_;
+  std::string path_;
+  const Network& net_;
+  std::map<std::string, const CheckpointTensor*> by_name_;
+  std::set<std::string> used_;
+};
+
+std::string dtype_name(NpzDtype dtype) { return dtype == NpzDtype::float32 ? "float32" : "int64"; }
+
+void print_table(const std::vector<NpzArray>& arrays, const std::string& out,
+                 const std::string& path, const CheckpointFile& file) {
+  for (const NpzArray& a : arrays) {
+    fmt::print("{:<40} {:<8} [{}]\n", a.name, dtype_name(a.dtype), fmt::join(a.shape, ", "));
+  }
+  fmt::print("wrote {}: {} arrays of network {} from {} (step {})\n", out, arrays.size(),
+             file.state.network, path, file.state.step);
+}
+
+void print_json(const std::vector<NpzArray>& arrays, const std::string& out,
+                const std::string& path, const CheckpointFile& file) {
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const NpzArray& a : arrays) {
+    tensors.push_back({{"name", a.name}, {"dtype", dtype_name(a.dtype)}, {"shape", a.shape}});
+  }
+  const nlohmann::json j = {{"checkpoint", path},
+                            {"network", file.state.network},
+                            {"step", file.state.step},
+                            {"out", out},
+                            {"tensors", tensors}};
+  fmt::print("{}\n", j.dump(2));
+}
+
+int run_export(const ExportCliOptions& o) {
+  const Network net = load_network(o.network);
+  const std::string path = checkpoint_file(o.checkpoint);
+  const CheckpointFile file = read_checkpoint_file(path);
+  if (file.state.network != net.name()) {
+    throw InputError(fmt::format("checkpoint {} is of network '{}', --network {} is '{}'", path,
+                                 file.state.network, o.network, net.name()));
+  }
+  const std::vector<NpzArray> arrays = TorchNaming(file, path, net).arrays();
+  write_npz(o.out, arrays);
+  if (o.json) {
+    print_json(arrays, o.out, path, file);
+  } else {
+    print_table(arrays, o.out, path, file);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app, Registry& registry) {
+  auto o = std::make_shared<ExportCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "export", "write a checkpoint's parameters as a .npz named like PyTorch's state_dict");
+  sub->add_option("--checkpoint", o->checkpoint,
+                  "a .ckpt file, or a directory (its newest checkpoint)")
+      ->required();
+  sub->add_option("--network", o->network, "the checkpoint's network: built-in name or JSON file")
+      ->required();
+  sub->add_option("--out", o->out, "the .npz file to write")->required();
+  sub->add_flag("--json", o->json, "print the arrays as JSON instead of a table");
+  registry.emplace_back(sub, [o] { return run_export(*o); });
+}
+
+}  // namespace convgrid::cli
