@@ -180,12 +180,15 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
     print_plan(l.name, l.plan, l.data_parallel);
     print_edges(l);
     layers.push_back(plan_json(l.name, l.plan, l.redistribution_words(), l.redistribution_time_s()));
+    layers.back()["norm_words"] = l.norm_words;
   }
   print_ratio_note(o);
   const std::optional<int64_t> dp = plan.data_parallel_words();
   fmt::print("\ntotals (busiest rank's words, summed over layers, passes and moves):\n");
-  fmt::print("  layers {}  + redistribution {}  = {} words; lower bound {:.0f} (ratio {:.2f})\n",
-             plan.layer_words(), plan.redistribution_words(), plan.words(), plan.lower_bound_words(),
+  fmt::print("  layers {}  + redistribution {}{}  = {} words; lower bound {:.0f} (ratio {:.2f})\n",
+             plan.layer_words(), plan.redistribution_words(),
+             plan.norm_words() > 0 ? fmt::format("  + batch norm {}", plan.norm_words()) : "", plan.words(),
+             plan.lower_bound_words(),
              plan.lower_bound_words() > 0 ? plan.words() / plan.lower_bound_words() : 0.0);
   fmt::print("  data parallelism: {}\n",
              dp ? fmt::format("{} words ({:.2f}x the plan)", *dp, static_cast<double>(*dp) / plan.words())
@@ -204,6 +207,7 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
                         {"objective", c.flags.objective}, {"profile", o.profile.name}, {"layers", layers},
                         {"totals", {{"recv_words_max", plan.words()}, {"layer_words", plan.layer_words()},
                                     {"redistribution_words", plan.redistribution_words()},
+                                    {"norm_words", plan.norm_words()},
                                     {"lower_bound_words", plan.lower_bound_words()},
                                     {"data_parallel_words", dp ? nlohmann::json(*dp) : nlohmann::json()},
                                     {"time_s", plan.time_s()}, {"memory_bytes", plan.memory_bytes()},
@@ -238,7 +242,7 @@ void add_plan_command(CLI::App& app, Registry& registry) {
   sub->add_option("--profile", c->flags.profile, "Machine profile: a built-in name or a JSON file");
   sub->add_option("--json", c->json, "Write the plan as JSON");
   sub->add_option("--plan", c->strategy,
-                  "With --network: planner (every grid), data (data parallelism) or hybrid (best batch x spatial)")
+                  "With --network: planner (every grid), data (data parallelism), hybrid (best batch x spatial) or channel (channel x filter)")
       ->needs(network);
   sub->add_option("--top", c->top, "With --shape: also list the K best grids by the objective (JSON: top)")
       ->check(CLI::Range(int64_t{1}, int64_t{100}))

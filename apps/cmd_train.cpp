@@ -34,6 +34,7 @@ struct TrainCliOptions {
   int64_t progress_every = 100;
   bool log_steps = false;
   std::string kill_at;  // "R:S", testing only
+  std::string data = "fashion-mnist";
 };
 
 GridFamily parse_family(const std::string& s) {
@@ -47,6 +48,7 @@ GridFamily parse_family(const std::string& s) {
 // The flags as the job's options.
 TrainJobOptions job_options(const TrainCliOptions& o, int64_t procs) {
   TrainJobOptions job = o.job;
+  job.data.synthetic = o.data == "synthetic";
   job.train.sgd = SgdOptions{o.lr, o.momentum, o.weight_decay};
   job.train.schedule.kind = parse_lr_kind(o.lr_schedule);
   job.train.schedule.warmup_epochs = o.warmup_epochs;
@@ -148,6 +150,9 @@ void add_train_command(CLI::App& app, Registry& registry) {
       ->capture_default_str();
   sub->add_flag("--resume", j.train.resume, "continue from the newest valid checkpoint in --checkpoint-dir");
   sub->add_option("--json", o->json, "write the run's log (epochs[], layers[], nodes[] words, memory) here");
+  sub->add_option("--data", o->data, "fashion-mnist, or synthetic (seeded inputs and labels for any network)")
+      ->check(CLI::IsMember({"fashion-mnist", "synthetic"}))
+      ->capture_default_str();
   sub->add_option("--data-dir", j.data.dir, "Fashion-MNIST IDX files (gzip)")->capture_default_str();
   sub->add_option("--train-samples", j.data.train_samples, "use only the first N training samples (0: all)");
   sub->add_option("--test-samples", j.data.test_samples, "use only the first N test samples (0: all)");

@@ -21,7 +21,8 @@ GridFamily family_of(const std::string& strategy) {
   if (strategy == "planner") return GridFamily::any;
   if (strategy == "data") return GridFamily::data_parallel;
   if (strategy == "hybrid") return GridFamily::batch_spatial;
-  throw InputError(fmt::format("--plan '{}': expected planner, data or hybrid", strategy));
+  if (strategy == "channel") return GridFamily::channel_filter;
+  throw InputError(fmt::format("--plan '{}': expected planner, data, hybrid or channel", strategy));
 }
 
 }  // namespace convgrid::cli

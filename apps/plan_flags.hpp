@@ -20,7 +20,8 @@ struct PlanFlags {
 PlanOptions plan_options(const PlanFlags& flags, int64_t procs);
 
 // The grids a network's plan may use, as `step` and `plan` take them (--plan): "planner" (every
-// grid), "data" (data parallelism) or "hybrid" (batch x spatial). InputError naming anything else.
+// grid), "data" (data parallelism), "hybrid" (batch x spatial) or "channel" (channel and filter
+// parallelism, as train --family channel_filter). InputError naming anything else.
 GridFamily family_of(const std::string& strategy);
 
 }  // namespace convgrid::cli

@@ -48,7 +48,11 @@ void print_job_end(const TrainJobReport& r, const std::string& mem_per_rank, boo
     }
     std::string kinds;
     for (const auto& [kind, words] : own) {
-      if (words > 0) kinds += fmt::format("{} {} | ", kind, words);
+      const bool norm = kind == "batch_norm" && planner_words;
+      if (words > 0) {
+        kinds += fmt::format("{} {}{} | ", kind, words,
+                             norm ? fmt::format(" (planner {})", r.plan.plan.norm_words()) : "");
+      }
     }
     fmt::print("words received per step (busiest rank per layer): {}redistribution {} (model {}{}) | pooling halos {} "
                "(model {}); every layer {} its model on every rank\n",
@@ -89,6 +93,8 @@ void write_job_json(const std::string& path, const TrainJobReport& r, nlohmann::
   j.update({{"network", r.network}, {"procs", r.procs}, {"batch", r.batch}, {"train_samples", r.train_count},
             {"test_samples", r.test_count}, {"layers", layers}, {"nodes", nodes},
             {"words_per_step", {{"measured", measured}, {"modelled", modelled}}},
+            {"planned", {{"redistribution_words", plan.redistribution_words()}, {"norm_words", plan.norm_words()},
+                         {"layer_words", plan.layer_words()}}},
             {"peak_bytes_per_rank", r.peak_bytes}, {"peak_bytes_by_rank", r.tracked_bytes_by_rank},
             {"modelled_bytes_by_rank", r.modelled_bytes_by_rank},
             {"modelled_bytes", {{"activations", m.activations}, {"parameters", m.parameters},

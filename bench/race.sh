@@ -6,10 +6,13 @@
 # the speed ratio convgrid/pytorch. Writes pytorch.{json,txt}, convgrid.{json,txt} and race.txt
 # (the table) to --out.
 #
-# Usage: bench/race.sh [--epochs 3] [--batch 64] [--train-samples K] [--test-samples K]
+# Usage: bench/race.sh [--network fmnist|resnet-fmnist] [--epochs 3] [--batch 64]
+#                      [--train-samples K] [--test-samples K]
 #                      [--out docs/results/race] [--lr 0.02] [--momentum 0.9]
 #                      [--weight-decay 5e-4] [--seed 1] [--data-dir DIR]
+#                      [--lr-schedule constant|cosine] [--warmup-epochs X] [--augment]
 #                      [--torch-channels-last] [--only pytorch|convgrid]
+#   --augment              random crops (padding 2) and flips of the training images on both sides
 #   --only SIDE            run one side; the table then uses the other side's JSON already in --out
 #   --torch-channels-last  PyTorch in channels-last memory format (default: its usual NCHW)
 set -euo pipefail
@@ -17,6 +20,7 @@ cd "$(dirname "$0")/.."
 
 epochs=3 batch=64 lr=0.02 momentum=0.9 weight_decay=5e-4 seed=1
 train_samples="" test_samples="" data_dir="" out=docs/results/race only=""
+network=fmnist lr_schedule=constant warmup_epochs=0 augment=0
 torch_extra=()
 procs=2  # the race is 2 processes x 1 thread on the 2 cores of these machines
 
@@ -26,8 +30,10 @@ while [ $# -gt 0 ]; do
   shift
   case "$opt" in
     --torch-channels-last) torch_extra+=(--channels-last); continue ;;
+    --augment) augment=1; continue ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --epochs|--batch|--lr|--momentum|--weight-decay|--seed|--train-samples|--test-samples|--data-dir|--out|--only) ;;
+    --network|--lr-schedule|--warmup-epochs) ;;
     *) die "unknown argument '$opt' (see --help)" ;;
   esac
   [ $# -ge 1 ] || die "$opt needs a value"
@@ -45,6 +51,9 @@ while [ $# -gt 0 ]; do
     --data-dir) data_dir=$value ;;
     --out) out=$value ;;
     --only) only=$value ;;
+    --network) network=$value ;;
+    --lr-schedule) lr_schedule=$value ;;
+    --warmup-epochs) warmup_epochs=$value ;;
   esac
 done
 case "$only" in ""|pytorch|convgrid) ;; *) die "--only $only: expected pytorch or convgrid" ;; esac
@@ -77,7 +86,9 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 common=(--epochs "$epochs" --batch "$batch" --lr "$lr" --momentum "$momentum" --weight-decay "$weight_decay"
-        --seed "$seed")
+        --seed "$seed" --network "$network" --lr-schedule "$lr_schedule" --warmup-epochs "$warmup_epochs")
+torch_augment=() convgrid_augment=()
+[ "$augment" -eq 1 ] && torch_augment=(--augment) convgrid_augment=(--crop-padding 2 --flip)
 [ -n "$train_samples" ] && common+=(--train-samples "$train_samples")
 [ -n "$test_samples" ] && common+=(--test-samples "$test_samples")
 [ -n "$data_dir" ] && common+=(--data-dir "$data_dir")
@@ -88,7 +99,7 @@ if [ "$run_pytorch" -eq 1 ]; then
   echo "== PyTorch DDP (gloo), $procs processes x 1 thread"
   # OPENBLAS_CORETYPE=Haswell (set on these machines) halves OpenBLAS sgemm: not for this run.
   env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS=1 \
-    /usr/bin/python3 bench/race_pytorch.py "${common[@]}" --procs "$procs" "${torch_extra[@]}" \
+    /usr/bin/python3 bench/race_pytorch.py "${common[@]}" --procs "$procs" "${torch_extra[@]}" "${torch_augment[@]}" \
     --json "$out/pytorch.json" 2>&1 | tee "$out/pytorch.txt"
   echo
 fi
@@ -96,7 +107,7 @@ if [ "$run_convgrid" -eq 1 ]; then
   rm -f "$out/convgrid.json"
   echo "== convgrid, $procs ranks x 1 thread"
   mpirun -np "$procs" --bind-to core -x GLIBC_TUNABLES -x OMP_NUM_THREADS \
-    ./build/convgrid train --network fmnist "${common[@]}" --threads 1 --json "$out/convgrid.json" 2>&1 |
+    ./build/convgrid train "${common[@]}" "${convgrid_augment[@]}" --threads 1 --json "$out/convgrid.json" 2>&1 |
     tee "$out/convgrid.txt"
   echo
 fi
@@ -126,7 +137,7 @@ for key in ("procs", "batch", "lr", "momentum", "weight_decay", "seed", "train_s
 if len(pt["epochs"]) != len(cg["epochs"]):
     print(f"race: warning: pytorch ran {len(pt['epochs'])} epochs, convgrid {len(cg['epochs'])}")
 
-print(f"fmnist on Fashion-MNIST: {pt['procs']} processes x 1 thread, batch {pt['batch']}, "
+print(f"{cg.get('network', 'fmnist')} on Fashion-MNIST: {pt['procs']} processes x 1 thread, batch {pt['batch']}, "
       f"{pt['train_samples']} training and {pt['test_samples']} test samples, lr {pt['lr']}, "
       f"momentum {pt['momentum']}, weight decay {pt['weight_decay']}, seed {pt['seed']}")
 print(f"pytorch: torch {pt.get('torch_version')}, oneDNN {'yes' if pt.get('mkldnn_available') else 'no'}, "

@@ -1,4 +1,4 @@
-// Tests of training-data augmentation (train/augment.hpp) through BatchSource::fill
+// Tests of training-data augmentation (train/augment.hpp) through IdxBatchSource::fill
 // (train/batches.hpp): the per-sample draws (the documented derivation, in range, roughly uniform,
 // the crops unchanged by the flip option), fill against a direct pad/crop/flip of the raw images,
 // fill in pieces (over samples, rows, columns, flat ranges, the flattened view; each piece read as
@@ -70,12 +70,12 @@ class AugmentTest : public test_data::TempDirTest {
     write_idx(path("labels"), {kCount}, labels);
   }
 
-  BatchSource source(AugmentOptions o, bool shuffle = true) const {
-    return BatchSource(path("images"), path("labels"), kCount, kBatch, kSeed, shuffle, o);
+  IdxBatchSource source(AugmentOptions o, bool shuffle = true) const {
+    return IdxBatchSource(path("images"), path("labels"), kCount, kBatch, kSeed, shuffle, o);
   }
 
   // Batch b of an epoch filled whole (the source has read every sample of the batch).
-  static std::vector<float> fill_whole(const BatchSource& src, const Box4& tensor, int64_t b) {
+  static std::vector<float> fill_whole(const IdxBatchSource& src, const Box4& tensor, int64_t b) {
     std::vector<float> out(tensor.volume());
     std::vector<int32_t> labels(kBatch);
     std::vector<float> weights(kBatch);
@@ -89,7 +89,7 @@ class AugmentTest : public test_data::TempDirTest {
                                  const std::vector<Slice>& pieces) const {
     std::vector<float> out(tensor.volume(), std::nanf(""));
     for (const Slice& piece : pieces) {
-      BatchSource src = source(o);
+      IdxBatchSource src = source(o);
       src.start_epoch(epoch, piece.box.r[0]);
       std::vector<float> part(piece.size());
       std::vector<int32_t> labels(kBatch);
@@ -226,7 +226,7 @@ TEST_F(AugmentTest, NegativePaddingRefusedBySource) {
 TEST_F(AugmentTest, FillMatchesTheDefinition) {
   int64_t flipped = 0, shifted = 0;
   for (const AugmentOptions& o : kAugmented) {
-    BatchSource src = source(o);
+    IdxBatchSource src = source(o);
     for (int64_t epoch = 0; epoch < 3; ++epoch) {
       src.start_epoch(epoch, Range{0, kBatch});
       for (int64_t b = 0; b < src.batches(); ++b) {
@@ -275,7 +275,7 @@ TEST_F(AugmentTest, PiecesEqualWhole) {
       {Slice::whole(with(f, 0, {0, 2})), Slice::whole(with(f, 0, {2, 3}))},
   };
   for (const AugmentOptions& o : {kAugmented[0], kAugmented[3], AugmentOptions{}}) {
-    BatchSource whole = source(o);
+    IdxBatchSource whole = source(o);
     for (int64_t epoch = 0; epoch < 2; ++epoch) {
       whole.start_epoch(epoch, Range{0, kBatch});
       for (int64_t b = 0; b < whole.batches(); ++b) {
@@ -299,7 +299,7 @@ TEST_F(AugmentTest, OffIsThePlainImages) {
   std::vector<float> normalised(raw.pixels.size());
   normalise_images(raw, kFashionMnistMean, kFashionMnistStd, normalised.data());
   for (bool shuffle : {true, false}) {
-    BatchSource src = source(AugmentOptions{}, shuffle);
+    IdxBatchSource src = source(AugmentOptions{}, shuffle);
     for (int64_t epoch = 0; epoch < 2; ++epoch) {
       src.start_epoch(epoch, Range{0, kBatch});
       std::vector<int64_t> order = epoch_order(kCount, kSeed, epoch);
@@ -319,7 +319,7 @@ TEST_F(AugmentTest, OffIsThePlainImages) {
 // Augmentation changes the images, and differently in each epoch (in the file's order, which the
 // epochs share).
 TEST_F(AugmentTest, AugmentedDiffersFromPlainAndByEpoch) {
-  BatchSource plain = source(AugmentOptions{}, false), augmented = source(kAugmented[0], false);
+  IdxBatchSource plain = source(AugmentOptions{}, false), augmented = source(kAugmented[0], false);
   plain.start_epoch(0, Range{0, kBatch});
   augmented.start_epoch(0, Range{0, kBatch});
   const std::vector<float> first = fill_whole(augmented, kImageView, 0);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "convgrid/error.hpp"
+#include "model/batch_norm_volume.hpp"
 #include "model/pass_cost.hpp"
 #include "model/redistribution.hpp"
 
@@ -222,8 +223,14 @@ int64_t NetworkPlan::redistribution_words() const {
 
 double NetworkPlan::time_s() const {
   double t = 0;
-  for (const NetworkLayerPlan& l : layers) t += l.plan.time_s() + l.redistribution_time_s();
+  for (const NetworkLayerPlan& l : layers) t += l.plan.time_s() + l.redistribution_time_s() + l.norm_time_s;
   return t;
+}
+
+int64_t NetworkPlan::norm_words() const {
+  int64_t w = 0;
+  for (const NetworkLayerPlan& l : layers) w += l.norm_words;
+  return w;
 }
 
 double NetworkPlan::lower_bound_words() const {
@@ -250,7 +257,7 @@ std::optional<int64_t> NetworkPlan::data_parallel_words() const {
   int64_t w = 0;
   for (const NetworkLayerPlan& l : layers) {
     if (!l.data_parallel) return std::nullopt;
-    w += l.data_parallel->words();
+    w += l.data_parallel->words() + l.data_parallel_norm_words;
   }
   return w;
 }
@@ -303,6 +310,35 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
     }
   }
 
+  // Batch normalization runs where its input lies: in a compute layer's output blocks (pooled
+  // when a pooling layer comes between), and its all-reduces cost what that grid gives them.
+  std::vector<std::vector<Activation>> norms(L);  // per compute layer: each follower's activation
+  for (size_t q = 0; q < net.layers().size(); ++q) {
+    if (net.layers()[q].kind != LayerKind::batch_norm) continue;
+    const ActivationSource s = net.input_source(q);
+    if (s.layer) norms[index_of.at(*s.layer)].push_back(s.pooled);
+  }
+  std::map<std::pair<size_t, int>, BatchNormFigures> norm_cache;
+  const auto norm_of = [&](size_t i, int c) -> const BatchNormFigures& {
+    auto it = norm_cache.find({i, c});
+    if (it != norm_cache.end()) return it->second;
+    BatchNormFigures sum;
+    const LayerLayout layout(shapes[i], cand[i].plans[c].grid);
+    for (const Activation& a : norms[i]) {
+      const BatchNormFigures f =
+          batch_norm_figures(Placement::pooled_output_of(layout, a.H, a.W), o.procs, o.profile);
+      sum.words_max += f.words_max;
+      sum.time_s += f.time_s;
+    }
+    if (!has_backward(o)) sum = {};  // inference moves nothing
+    return norm_cache.emplace(std::pair{i, c}, sum).first->second;
+  };
+  const auto norm_objective = [&](size_t i, int c) {
+    if (norms[i].empty()) return 0.0;
+    const BatchNormFigures& f = norm_of(i, c);
+    return o.objective == Objective::volume ? static_cast<double>(f.words_max) : f.time_s;
+  };
+
   EdgeCosts costs(o);
   using State = std::vector<int>;  // candidate index of each live layer, in live[] order
   struct Entry {
@@ -334,7 +370,7 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
         };
         State next;
         for (size_t u : live[t]) next.push_back(choice_of(u));
-        double cost = entry.cost + cand[t].plans[c].objective(o.objective);
+        double cost = entry.cost + cand[t].plans[c].objective(o.objective) + norm_objective(t, c);
         const auto known = table[t].find(next);
         if (known != table[t].end() && known->second.cost <= cost) continue;
         for (const Edge& e : edges) {
@@ -372,6 +408,17 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
     l.plan = cand[i].plans[choice[i]];
     l.fallback = cand[i].fallback;
     if (o.procs <= shapes[i].N) l.data_parallel = evaluate_grid(shapes[i], GridDims{o.procs, 1, 1, 1, 1}, o);
+    if (!norms[i].empty()) {
+      l.norm_words = norm_of(i, choice[i]).words_max;
+      l.norm_time_s = norm_of(i, choice[i]).time_s;
+      if (l.data_parallel && has_backward(o)) {
+        const LayerLayout dp(shapes[i], l.data_parallel->grid);
+        for (const Activation& a : norms[i]) {
+          l.data_parallel_norm_words +=
+              batch_norm_figures(Placement::pooled_output_of(dp, a.H, a.W), o.procs, o.profile).words_max;
+        }
+      }
+    }
     plan.layers.push_back(std::move(l));
   }
   for (const Edge& e : edges) {

@@ -81,6 +81,11 @@ struct NetworkLayerPlan {
   LayerPlan plan;                        // its grid and per-pass figures
   bool fallback = false;                 // no grid of the family fits: planned over every grid
   std::vector<EdgeFigures> edges_in;     // redistributions into this layer (input, shortcut)
+  // The batch normalizations that run in this layer's output blocks (model/batch_norm_volume.hpp):
+  // the busiest rank's words of each, summed, and their modelled time.
+  int64_t norm_words = 0;
+  double norm_time_s = 0;
+  int64_t data_parallel_norm_words = 0;  // the same on the data-parallel grid
   std::optional<LayerPlan> data_parallel;  // the same layer on Pn = P, when P <= N
 
   int64_t redistribution_words() const;  // sum of edges_in's words_max
@@ -96,13 +101,14 @@ struct NetworkPlan {
 
   int64_t layer_words() const;           // sum over layers of LayerPlan::words()
   int64_t redistribution_words() const;  // sum over edges
-  int64_t words() const { return layer_words() + redistribution_words(); }
+  int64_t norm_words() const;            // sum over layers of NetworkLayerPlan::norm_words
+  int64_t words() const { return layer_words() + redistribution_words() + norm_words(); }
   double time_s() const;                 // layers' and edges' modelled times
   double lower_bound_words() const;      // sum over layers and passes of the lower bound
   int64_t memory_bytes() const;          // the largest layer's
   std::vector<LayerPlan> layer_plans() const;  // each layer's plan, in order (as DistNet takes them)
-  // Words data parallelism would receive (no redistribution: every layer has the same grid);
-  // none when P > N.
+  // Words data parallelism would receive (no redistribution: every layer has the same grid;
+  // batch norm's all-reduces included); none when P > N.
   std::optional<int64_t> data_parallel_words() const;
 };
 

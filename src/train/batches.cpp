@@ -23,7 +23,7 @@ std::vector<int64_t> epoch_order(int64_t count, uint64_t seed, int64_t epoch) {
   return order;
 }
 
-BatchSource::BatchSource(std::string images, std::string labels, int64_t count, int64_t batch,
+IdxBatchSource::IdxBatchSource(std::string images, std::string labels, int64_t count, int64_t batch,
                          uint64_t seed, bool shuffle, AugmentOptions augment)
     : images_path_(std::move(images)), count_(count), batch_(batch), seed_(seed), shuffle_(shuffle),
       augment_(augment) {
@@ -48,7 +48,7 @@ BatchSource::BatchSource(std::string images, std::string labels, int64_t count, 
   slot_.assign(count_, -1);
 }
 
-void BatchSource::start_epoch(int64_t epoch, Range samples) {
+void IdxBatchSource::start_epoch(int64_t epoch, Range samples) {
   epoch_ = epoch;
   if (!shuffle_ && loaded_ && *loaded_ == samples) return;  // the same samples in the same order
   loaded_ = samples;
@@ -77,7 +77,7 @@ void BatchSource::start_epoch(int64_t epoch, Range samples) {
   for (size_t i = 0; i < wanted.size(); ++i) slot_[wanted[i]] = static_cast<int64_t>(i);
 }
 
-std::vector<AugmentDraw> BatchSource::draws(int64_t b, Range samples) const {
+std::vector<AugmentDraw> IdxBatchSource::draws(int64_t b, Range samples) const {
   std::vector<AugmentDraw> out;
   if (!augment_.enabled()) return out;
   for (int64_t n = samples.begin; n < samples.end; ++n) {
@@ -88,7 +88,7 @@ std::vector<AugmentDraw> BatchSource::draws(int64_t b, Range samples) const {
   return out;
 }
 
-void BatchSource::fill(int64_t b, const Box4& tensor, const Slice& slice, float* input,
+void IdxBatchSource::fill(int64_t b, const Box4& tensor, const Slice& slice, float* input,
                        std::span<int32_t> labels, std::span<float> weights) const {
   const int64_t H = tensor.extent(2), W = tensor.extent(3);
   if (tensor.extent(1) * H * W != pixels_) {

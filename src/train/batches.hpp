@@ -26,23 +26,39 @@ namespace convgrid {
 // A permutation of [0, count) from the seed and the epoch (Fisher-Yates with splitmix64).
 std::vector<int64_t> epoch_order(int64_t count, uint64_t seed, int64_t epoch);
 
+// Where the trainer's batches come from: the samples of an epoch in batches of a fixed size, each
+// rank filling only its slice of the first layer's input.
 class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  virtual int64_t count() const = 0;
+  virtual int64_t batches() const = 0;
+  // Prepares this rank's part of the epoch: the samples at positions within `samples` of each batch.
+  virtual void start_epoch(int64_t epoch, Range samples) = 0;
+  // Fills the input slice (of tensor `tensor`, the first layer's view of the batch) with batch b,
+  // and every entry of labels and weights (batch entries each; weight 0: a padding sample).
+  virtual void fill(int64_t b, const Box4& tensor, const Slice& slice, float* input,
+                    std::span<int32_t> labels, std::span<float> weights) const = 0;
+  // Bytes of the samples this rank holds for the current epoch (not MemoryTracker's).
+  virtual int64_t image_bytes() const = 0;
+};
+
+// Images and labels from IDX files (Fashion-MNIST).
+class IdxBatchSource final : public BatchSource {
  public:
   // `count` samples (the first ones of the files); `shuffle` false keeps the file order (test).
   // Throws InputError for files that are not what they claim and for a negative crop padding.
-  BatchSource(std::string images, std::string labels, int64_t count, int64_t batch, uint64_t seed,
-              bool shuffle, AugmentOptions augment = {});
+  IdxBatchSource(std::string images, std::string labels, int64_t count, int64_t batch, uint64_t seed,
+                 bool shuffle, AugmentOptions augment = {});
 
-  int64_t count() const { return count_; }
-  int64_t batches() const { return (count_ + batch_ - 1) / batch_; }
+  int64_t count() const override { return count_; }
+  int64_t batches() const override { return (count_ + batch_ - 1) / batch_; }
   // Reads this rank's images for the epoch: those at positions within `samples` of each batch.
-  void start_epoch(int64_t epoch, Range samples);
-  // Fills the input slice (of tensor `tensor`, the first layer's view of the batch) with batch b,
-  // augmented when asked, and every entry of labels and weights (batch entries each).
+  void start_epoch(int64_t epoch, Range samples) override;
+  // Augmented when asked.
   void fill(int64_t b, const Box4& tensor, const Slice& slice, float* input,
-            std::span<int32_t> labels, std::span<float> weights) const;
-  // Bytes of the normalised images this rank holds for the current epoch (not MemoryTracker's).
-  int64_t image_bytes() const { return static_cast<int64_t>(images_.capacity() * sizeof(float)); }
+            std::span<int32_t> labels, std::span<float> weights) const override;
+  int64_t image_bytes() const override { return static_cast<int64_t>(images_.capacity() * sizeof(float)); }
 
  private:
   // The draw of each sample n of `samples` in batch b (empty without augmentation).

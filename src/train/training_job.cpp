@@ -5,11 +5,14 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include "convgrid/error.hpp"
 #include "convgrid/memory.hpp"
 #include "io/idx.hpp"
 #include "nn/network_json.hpp"
 #include "train/batches.hpp"
+#include "train/synthetic_batches.hpp"
 #include "train/training_plan.hpp"
 
 namespace convgrid {
@@ -98,7 +101,10 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o, co
   if (o.threads > 0) set_kernel_threads(o.threads);
   const Network net = load_network(o.network);
   const FashionMnist data{o.data.dir.empty() ? FashionMnist{}.dir : o.data.dir};
-  check_images(net, data);
+  if (o.data.synthetic && o.data.augment.enabled()) {
+    throw InputError("--crop-padding and --flip augment Fashion-MNIST images, not --data synthetic");
+  }
+  if (!o.data.synthetic) check_images(net, data);
   o.plan.planner.layer.procs = world.size();
   o.plan.planner.batch = o.batch;
 
@@ -107,11 +113,22 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o, co
   report.procs = world.size();
   report.batch = o.batch;
   report.plan = plan_training_job(net, o.plan);
-  report.train_count = o.data.train_samples > 0 ? o.data.train_samples : data.train_count();
-  report.test_count = o.data.test_samples > 0 ? o.data.test_samples : data.test_count();
-  BatchSource train(data.train_images(), data.train_labels(), report.train_count, o.batch, o.seed, true,
-                    o.data.augment);
-  BatchSource test(data.test_images(), data.test_labels(), report.test_count, o.batch, o.seed, false);
+  const auto count = [&](int64_t asked, int64_t synthetic, auto&& all) {
+    return asked > 0 ? asked : o.data.synthetic ? synthetic : all();
+  };
+  report.train_count = count(o.data.train_samples, 8 * o.batch, [&] { return data.train_count(); });
+  report.test_count = count(o.data.test_samples, o.batch, [&] { return data.test_count(); });
+  std::unique_ptr<BatchSource> train, test;
+  if (o.data.synthetic) {
+    const int64_t classes = net.output().C;
+    train = std::make_unique<SyntheticBatchSource>(report.train_count, o.batch, o.seed, classes);
+    test = std::make_unique<SyntheticBatchSource>(report.test_count, o.batch, o.seed + 1, classes);
+  } else {
+    train = std::make_unique<IdxBatchSource>(data.train_images(), data.train_labels(), report.train_count,
+                                             o.batch, o.seed, true, o.data.augment);
+    test = std::make_unique<IdxBatchSource>(data.test_images(), data.test_labels(), report.test_count,
+                                            o.batch, o.seed, false);
+  }
   const TrainingMemory modelled = training_memory(net, report.plan.plans, o.batch, world.size(), world.rank());
   DistNet dnet(net, report.plan.plans, o.batch, world, o.seed);
   if (observer.started) observer.started(report);
@@ -120,7 +137,7 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o, co
   initial.network = net.name();
   initial.batch = o.batch;
   initial.seed = o.seed;
-  Trainer trainer(world, dnet, train, test, initial, o.train);
+  Trainer trainer(world, dnet, *train, *test, initial, o.train);
   // The words of the last training step (the test evaluation's steps are not training steps).
   std::vector<DistNet::NodeWords> last;
   TrainObserver inner = observer.trainer;
@@ -150,7 +167,7 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o, co
   report.tracked_bytes_by_rank = gather_to_root(world, tracked);
   report.modelled_bytes_by_rank = gather_to_root(world, modelled.total());
   report.peak_bytes = max_over_ranks(world, tracked);
-  report.data_bytes = max_over_ranks(world, std::max(train.image_bytes(), test.image_bytes()));
+  report.data_bytes = max_over_ranks(world, std::max(train->image_bytes(), test->image_bytes()));
   return report;
 }
 

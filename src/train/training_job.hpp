@@ -40,9 +40,12 @@ struct TrainingJobPlan {
 TrainingJobPlan plan_training_job(const Network& net, const JobPlanOptions& options);
 
 struct TrainDataOptions {
+  // Synthetic data (train/synthetic_batches.hpp) for any network input, or Fashion-MNIST.
+  bool synthetic = false;
   std::string dir;                              // Fashion-MNIST's IDX files
-  int64_t train_samples = 0, test_samples = 0;  // the first ones; 0: all
-  AugmentOptions augment;                       // training set only
+  // The first ones; 0: all (synthetic: 8 batches to train, 1 to test).
+  int64_t train_samples = 0, test_samples = 0;
+  AugmentOptions augment;                       // training set only (Fashion-MNIST)
 };
 
 struct TrainJobOptions {

@@ -125,7 +125,8 @@ int64_t max_over_ranks(int64_t x) {
 }
 
 // On the planner's grids, the words moving into each compute layer (its input, and the shortcuts
-// added to its output) on the busiest rank are the planner's edges.
+// added to its output) on the busiest rank are the planner's edges, and the batch normalizations
+// in its output blocks move the planner's words for them.
 TEST(DistNet, PlannerGridsMoveThePlannersWords) {
   Communicator world = Communicator::world();
   for (const Network& net : {small_net(), test_net::residual_net()}) {
@@ -137,11 +138,14 @@ TEST(DistNet, PlannerGridsMoveThePlannersWords) {
     const NetworkPlan plan = plan_network(net, o);
     DistNet d(net, plan.layer_plans(), kBatch, world, kSeed);
     run_step(d);
-    std::vector<int64_t> moved(plan.layers.size(), 0);
+    std::vector<int64_t> moved(plan.layers.size(), 0), normed(plan.layers.size(), 0);
     for (size_t i = 0; i < d.nodes().size(); ++i) {
       const TrainGraph::Node& n = d.nodes()[i];
       const DistNet::NodeWords& w = d.last_step_words()[i];
       const int64_t words = max_over_ranks(w.edge.forward) + max_over_ranks(w.edge.backward);
+      if (n.layer->kind() == "batch_norm") {  // its all-reduces, in the grid of the layer before
+        normed[*main_compute_layer(d, n.input)] += max_over_ranks(w.own.forward + w.own.backward);
+      }
       if (n.compute_index) {
         moved[*n.compute_index] += words;
       } else if (n.shortcut >= 0) {  // a residual add: its shortcut moves into the main path
@@ -152,6 +156,7 @@ TEST(DistNet, PlannerGridsMoveThePlannersWords) {
     }
     for (size_t i = 0; i < plan.layers.size(); ++i) {
       EXPECT_EQ(moved[i], plan.layers[i].redistribution_words()) << plan.layers[i].name;
+      EXPECT_EQ(normed[i], plan.layers[i].norm_words) << plan.layers[i].name;
     }
   }
 }

@@ -14,11 +14,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <optional>
 
 #include "comm/collectives.hpp"
-#include "comm/volume.hpp"
+#include "model/batch_norm_volume.hpp"
 #include "convgrid/error.hpp"
 #include "train/batch_norm_kernel.hpp"
 #include "train/train_layer.hpp"
@@ -38,7 +37,7 @@ class BatchNormLayer final : public TrainLayer {
     H_ = layer.in.H;
     W_ = layer.in.W;
     C_ = layer.in.C;
-    find_group(*s.input->placement, s.procs, s.rank);
+    group_info_ = channel_group(*s.input->placement, s.procs, s.rank);
     const int64_t n = s.input->slice.size(), nc = channels_.size();
     out_buf_ = describe("out", MemoryGroup::activations, n);
     dout_buf_ = describe("dout", MemoryGroup::activations, n);
@@ -51,12 +50,13 @@ class BatchNormLayer final : public TrainLayer {
   }
 
   LayerWords modelled_words() const override {
-    const int64_t w = 2 * all_reduce_words(2 * channels_.size(), group_size_, group_rank_);
+    const int64_t w = batch_norm_words(group_info_);
     return {w, w};
   }
 
   ActivationData bind(const Communicator& world, ActivationData input, ActivationData) override {
-    group_.emplace(world.split(color_, world.rank()));
+    // Ranges of different groups are disjoint: a range's first channel names its group.
+    group_.emplace(world.split(static_cast<int>(channels_.begin), world.rank()));
     in_ = input;
     out_ = {take_floats(out_buf_), take_floats(dout_buf_)};
     din_ = sole_reader_ ? input.grad : take_floats(din_buf_);
@@ -113,18 +113,6 @@ class BatchNormLayer final : public TrainLayer {
  private:
   enum Vec { kWeight, kWeightGrad, kBias, kBiasGrad, kRunningMean, kRunningVar, kVecs };
 
-  // The channel group: the ranks whose slices' boxes cover the same channels. Ranges of
-  // different groups are disjoint, so a range's begin names its group.
-  void find_group(const Placement& placement, int64_t procs, int64_t rank) {
-    group_size_ = 0;
-    for (int64_t r = 0; r < procs; ++r) {
-      if (placement.slice(r).box.r[1] != channels_) continue;
-      if (r < rank) ++group_rank_;
-      ++group_size_;
-    }
-    color_ = static_cast<int>(channels_.begin);
-  }
-
   ParamShard shard(const char* suffix, int value, int grad) {
     const Box4 global{{Range{0, C_}, Range{0, 1}, Range{0, 1}, Range{0, 1}}};
     const Box4 mine{{channels_, Range{0, 1}, Range{0, 1}, Range{0, 1}}};
@@ -135,7 +123,7 @@ class BatchNormLayer final : public TrainLayer {
   bool sole_reader_;
   Range channels_;
   int64_t C_ = 0, H_ = 0, W_ = 0;
-  int group_size_ = 1, group_rank_ = 0, color_ = 0;
+  ChannelGroup group_info_;
   size_t out_buf_ = 0, dout_buf_ = 0, din_buf_ = 0, sums_buf_ = 0;
   std::vector<size_t> vec_buf_;
   std::optional<Communicator> group_;
