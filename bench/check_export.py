@@ -6,7 +6,7 @@ accuracy on the Fashion-MNIST test set, to check the export against what convgri
     convgrid export --checkpoint ck --network fmnist --out w.npz
     /usr/bin/python3 bench/check_export.py --npz w.npz --network fmnist --expect A
 
-The archive is loaded with a strict load_state_dict into the module of bench/torch_resnet_fmnist.py
+The archive is loaded with a strict load_state_dict into the module of bench/torch_networks.py
 (every key present, none extra, every shape equal); the model runs in eval mode (batch norm on its
 running statistics) on inputs (pixel/255 - 0.2860)/0.3530, as convgrid normalises them
 (src/io/idx.hpp). Prints the accuracy; with --expect ACC (a fraction, as convgrid prints it) exits 1
@@ -24,7 +24,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from race_pytorch import EVAL_BATCH, load_split  # noqa: E402
-from torch_resnet_fmnist import NETWORKS, build_network  # noqa: E402
+from torch_networks import NETWORKS, build_network  # noqa: E402
 
 TOLERANCE = 0.001  # 0.1 percentage points
 

@@ -11,6 +11,7 @@
 #                      [--out docs/results/race] [--lr 0.02] [--momentum 0.9]
 #                      [--weight-decay 5e-4] [--seed 1] [--data-dir DIR]
 #                      [--lr-schedule constant|cosine] [--warmup-epochs X] [--augment]
+#                      [--data fashion-mnist|synthetic]
 #                      [--torch-channels-last] [--only pytorch|convgrid]
 #   --augment              random crops (padding 2) and flips of the training images on both sides
 #   --only SIDE            run one side; the table then uses the other side's JSON already in --out
@@ -20,7 +21,7 @@ cd "$(dirname "$0")/.."
 
 epochs=3 batch=64 lr=0.02 momentum=0.9 weight_decay=5e-4 seed=1
 train_samples="" test_samples="" data_dir="" out=docs/results/race only=""
-network=fmnist lr_schedule=constant warmup_epochs=0 augment=0
+network=fmnist lr_schedule=constant warmup_epochs=0 augment=0 data=fashion-mnist
 torch_extra=()
 procs=2  # the race is 2 processes x 1 thread on the 2 cores of these machines
 
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
     --augment) augment=1; continue ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --epochs|--batch|--lr|--momentum|--weight-decay|--seed|--train-samples|--test-samples|--data-dir|--out|--only) ;;
-    --network|--lr-schedule|--warmup-epochs) ;;
+    --network|--lr-schedule|--warmup-epochs|--data) ;;
     *) die "unknown argument '$opt' (see --help)" ;;
   esac
   [ $# -ge 1 ] || die "$opt needs a value"
@@ -54,6 +55,7 @@ while [ $# -gt 0 ]; do
     --network) network=$value ;;
     --lr-schedule) lr_schedule=$value ;;
     --warmup-epochs) warmup_epochs=$value ;;
+    --data) data=$value ;;
   esac
 done
 case "$only" in ""|pytorch|convgrid) ;; *) die "--only $only: expected pytorch or convgrid" ;; esac
@@ -86,7 +88,8 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 common=(--epochs "$epochs" --batch "$batch" --lr "$lr" --momentum "$momentum" --weight-decay "$weight_decay"
-        --seed "$seed" --network "$network" --lr-schedule "$lr_schedule" --warmup-epochs "$warmup_epochs")
+        --seed "$seed" --network "$network" --lr-schedule "$lr_schedule" --warmup-epochs "$warmup_epochs"
+        --data "$data")
 torch_augment=() convgrid_augment=()
 [ "$augment" -eq 1 ] && torch_augment=(--augment) convgrid_augment=(--crop-padding 2 --flip)
 [ -n "$train_samples" ] && common+=(--train-samples "$train_samples")
@@ -137,7 +140,7 @@ for key in ("procs", "batch", "lr", "momentum", "weight_decay", "seed", "train_s
 if len(pt["epochs"]) != len(cg["epochs"]):
     print(f"race: warning: pytorch ran {len(pt['epochs'])} epochs, convgrid {len(cg['epochs'])}")
 
-print(f"{cg.get('network', 'fmnist')} on Fashion-MNIST: {pt['procs']} processes x 1 thread, batch {pt['batch']}, "
+print(f"{cg.get('network', 'fmnist')} on {pt.get('data', 'fashion-mnist')}: {pt['procs']} processes x 1 thread, batch {pt['batch']}, "
       f"{pt['train_samples']} training and {pt['test_samples']} test samples, lr {pt['lr']}, "
       f"momentum {pt['momentum']}, weight decay {pt['weight_decay']}, seed {pt['seed']}")
 print(f"pytorch: torch {pt.get('torch_version')}, oneDNN {'yes' if pt.get('mkldnn_available') else 'no'}, "

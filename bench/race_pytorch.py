@@ -3,7 +3,7 @@
 (or, with --network, `resnet-fmnist`) network on Fashion-MNIST with DistributedDataParallel over
 gloo and logs what `convgrid train --json` logs.
 
-The networks are the modules of bench/torch_resnet_fmnist.py, built as src/nn/builtin_networks.cpp
+The networks are the modules of bench/torch_networks.py, built as src/nn/builtin_networks.cpp
 builds them; `fmnist`:
 
     conv1 1->32 3x3 pad 1 + ReLU, conv2 32->64 3x3 pad 1 + ReLU, max pool 2x2/2,
@@ -57,7 +57,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data.distributed import DistributedSampler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_resnet_fmnist import NETWORKS, build_network  # noqa: E402
+from torch_networks import NETWORKS, build_network, input_shape  # noqa: E402
 
 MEAN, STD = 0.2860, 0.3530
 FILES = {
@@ -84,6 +84,9 @@ def parse_args(argv=None):
                    help="constant, or cosine from lr to 0 per step after the warm-up (default: constant)")
     p.add_argument("--warmup-epochs", type=float, default=0.0,
                    help="epochs of linear warm-up, lr * (s + 1) / W over the first W steps (default: 0)")
+    p.add_argument("--data", choices=("fashion-mnist", "synthetic"), default="fashion-mnist",
+                   help="synthetic: seeded N(0, 1) inputs of the network's shape and random labels "
+                        "(8 batches to train and 1 to test unless --train-samples/--test-samples)")
     p.add_argument("--augment", action="store_true",
                    help="random 28x28 crops of images padded by 2, and random left-right flips")
     p.add_argument("--seed", type=int, default=1, help="seed of the initial weights and the data order")
@@ -145,6 +148,13 @@ def load_split(data_dir, split, limit):
         images, labels = images[:limit], labels[:limit]
     x = (images.astype(np.float32) / 255.0 - MEAN) / STD
     return torch.from_numpy(x).unsqueeze(1).contiguous(), torch.from_numpy(labels.astype(np.int64))
+
+
+def synthetic_split(network, count, seed):
+    """Seeded N(0, 1) inputs of the network's input shape and uniform labels over its classes."""
+    shape, classes = input_shape(network)
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(count, *shape, generator=g), torch.randint(0, classes, (count,), generator=g)
 
 
 def normalised_zero():
@@ -220,8 +230,12 @@ def worker(rank, args, port, cores):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=args.procs)
     procs, root = args.procs, rank == 0
 
-    train_x, train_y = load_split(args.data_dir, "train", args.train_samples)
-    test_x, test_y = load_split(args.data_dir, "test", args.test_samples)
+    if args.data == "synthetic":
+        train_x, train_y = synthetic_split(args.network, args.train_samples or 8 * args.batch, args.seed)
+        test_x, test_y = synthetic_split(args.network, args.test_samples or args.batch, args.seed + 1)
+    else:
+        train_x, train_y = load_split(args.data_dir, "train", args.train_samples)
+        test_x, test_y = load_split(args.data_dir, "test", args.test_samples)
     local_batch = args.batch // procs
 
     torch.manual_seed(args.seed)  # the same initial weights everywhere (DDP broadcasts rank 0's too)
@@ -253,7 +267,7 @@ def worker(rank, args, port, cores):
         "batch": args.batch, "batch_per_proc": local_batch, "seed": args.seed, "lr": args.lr,
         "momentum": args.momentum, "weight_decay": args.weight_decay,
         "lr_schedule": args.lr_schedule, "warmup_epochs": args.warmup_epochs, "warmup_steps": warmup_steps,
-        "augment": args.augment,
+        "augment": args.augment, "data": args.data,
         "train_samples": len(train_x), "test_samples": len(test_x),
         "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS"),

@@ -149,7 +149,7 @@ std::string add_basic_block(Network& net, const std::string& block, const std::s
 
 // A small residual network with batch normalization for Fashion-MNIST: conv 3x3 (32) - bn -
 // relu, then three stages of one BasicBlock each at 32, 64 and 128 channels (28x28, 14x14, 7x7),
-// global average pooling and fc 10. bench/torch_resnet_fmnist.py is the same module in PyTorch.
+// global average pooling and fc 10. bench/torch_networks.py is the same module in PyTorch.
 Network resnet_fmnist() {
   Network net("resnet-fmnist", {1, 28, 28});
   net.add(conv("conv1", 32, 3, 1, 1, false));

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""convgrid's built-in Fashion-MNIST networks as torch.nn.Modules whose state_dict keys and shapes
-are exactly the arrays `convgrid export` writes, so that an export loads with a strict
-load_state_dict (bench/check_export.py) and bench/race_pytorch.py trains the same networks.
+"""convgrid's built-in networks as torch.nn.Modules whose state_dict keys and shapes are exactly
+the arrays `convgrid export` writes, so that an export loads with a strict load_state_dict
+(bench/check_export.py) and bench/race_pytorch.py trains the same networks.
 
     fmnist         conv1 1->32 3x3 pad 1 + ReLU, conv2 32->64 3x3 pad 1 + ReLU, max pool 2x2/2,
                    conv3 64->128 3x3 pad 1 + ReLU, max pool 2x2/2, flatten, fc1 6272->256 + ReLU,
@@ -10,6 +10,9 @@ load_state_dict (bench/check_export.py) and bench/race_pytorch.py trains the sam
                    layer2 = one BasicBlock 32->64, stride 2, downsample conv 1x1/2 + BN;
                    layer3 = one BasicBlock 64->128, stride 2, the same kind of downsample;
                    global average pool, flatten, fc 128->10 (with bias)
+    resnet50       convgrid's resnet50 as the planner plans it (3x224x224, 1000 classes): torchvision's
+                   Bottleneck blocks [3, 4, 6, 3] without batch normalization (no convolution has a
+                   bias; the stride on the 3x3 convolution), fc 2048->1000 with a bias; Caffe names
 
 BasicBlock is torchvision's: conv1 3x3 (stride) pad 1, bn1, ReLU, conv2 3x3 pad 1, bn2, plus the
 block's input (or downsample(input)), ReLU; no convolution has a bias; BatchNorm2d has eps 1e-5 and
@@ -19,7 +22,7 @@ PyTorch's default initialisation.
 Run as a script, it checks ResNetFmnist's state_dict against the list above written out by hand,
 and prints every network's keys and shapes:
 
-    /usr/bin/python3 bench/torch_resnet_fmnist.py
+    /usr/bin/python3 bench/torch_networks.py
 """
 import sys
 
@@ -93,7 +96,53 @@ class ResNetFmnist(nn.Module):
         return self.fc(x)
 
 
-NETWORKS = {"fmnist": Fmnist, "resnet-fmnist": ResNetFmnist}
+class Bottleneck(nn.Module):
+    """A ResNet-50 block as convgrid's resnet50 has it: 1x1, 3x3 (stride), 1x1 (x4), no batch norm."""
+
+    def __init__(self, in_channels, width, stride, project):
+        super().__init__()
+        self.branch2a = nn.Conv2d(in_channels, width, 1, bias=False)
+        self.branch2b = nn.Conv2d(width, width, 3, stride=stride, padding=1, bias=False)
+        self.branch2c = nn.Conv2d(width, 4 * width, 1, bias=False)
+        self.branch1 = nn.Conv2d(in_channels, 4 * width, 1, stride=stride, bias=False) if project else None
+
+    def forward(self, x):
+        y = F.relu(self.branch2a(x))
+        y = F.relu(self.branch2b(y))
+        y = self.branch2c(y)
+        return F.relu(y + (self.branch1(x) if self.branch1 is not None else x))
+
+
+class ResNet50Plain(nn.Module):
+    """convgrid's built-in `resnet50` (src/nn/builtin_networks.cpp): no batch normalization."""
+
+    input_shape, classes = (3, 224, 224), 1000
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
+        blocks, in_channels = [], 64
+        for stage, count in enumerate((3, 4, 6, 3)):
+            width = 64 << stage
+            for b in range(count):
+                blocks.append(Bottleneck(in_channels, width, 2 if b == 0 and stage > 0 else 1, b == 0))
+                in_channels = 4 * width
+        self.blocks = nn.Sequential(*blocks)
+        self.fc1000 = nn.Linear(2048, 1000)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 3, 2, 1)
+        x = self.blocks(x)
+        return self.fc1000(torch.flatten(F.avg_pool2d(x, 7), 1))
+
+
+NETWORKS = {"fmnist": Fmnist, "resnet-fmnist": ResNetFmnist, "resnet50": ResNet50Plain}
+
+
+def input_shape(name):
+    """The per-sample input and the classes of a network: Fashion-MNIST's unless it says otherwise."""
+    cls = NETWORKS[name]
+    return getattr(cls, "input_shape", (1, 28, 28)), getattr(cls, "classes", 10)
 
 
 def build_network(name):
@@ -152,7 +201,7 @@ def main():
             print(f"  {key:<40} {str(value.dtype).replace('torch.', ''):<8} {list(value.shape)}")
     problems = check_resnet_fmnist()
     for p in problems:
-        print(f"torch_resnet_fmnist: resnet-fmnist: {p}", file=sys.stderr)
+        print(f"torch_networks: resnet-fmnist: {p}", file=sys.stderr)
     print(f"resnet-fmnist state_dict against the layer list: {'FAILED' if problems else 'ok'}")
     return 1 if problems else 0
 
