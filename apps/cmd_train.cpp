@@ -1,12 +1,11 @@
 // convgrid train: distributed training on Fashion-MNIST (SPEC section 8). This file parses the
 // flags and prints; the job itself (planning every layer at the job's ranks and batch under the
 // memory limit, the distributed network, the epochs) is train/training_job.hpp.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -39,10 +38,12 @@ struct TrainCliOptions {
 
 GridFamily parse_family(const std::string& s) {
   if (s == "any") return GridFamily::any;
-  for (GridFamily f : {GridFamily::data_parallel, GridFamily::batch_spatial, GridFamily::channel_filter}) {
+  for (GridFamily f :
+       {GridFamily::data_parallel, GridFamily::batch_spatial, GridFamily::channel_filter}) {
     if (s == to_string(f)) return f;
   }
-  throw InputError(fmt::format("--family {}: expected any, data_parallel, batch_spatial or channel_filter", s));
+  throw InputError(
+      fmt::format("--family {}: expected any, data_parallel, batch_spatial or channel_filter", s));
 }
 
 // The flags as the job's options.
@@ -58,9 +59,11 @@ TrainJobOptions job_options(const TrainCliOptions& o, int64_t procs) {
       std::sscanf(o.kill_at.c_str(), "%d:%ld", &job.train.kill_rank, &job.train.kill_step) != 2) {
     throw InputError(fmt::format("--kill-at {}: expected RANK:STEP", o.kill_at));
   }
-  job.plan.planner.layer = plan_options(PlanFlags{"train", "volume", "ib100-cpu", o.mem_per_rank}, procs);
+  job.plan.planner.layer =
+      plan_options(PlanFlags{"train", "volume", "ib100-cpu", o.mem_per_rank}, procs);
   job.plan.planner.family = parse_family(o.family);
-  if (o.progress != "auto" && o.progress != "bar" && o.progress != "lines" && o.progress != "none") {
+  if (o.progress != "auto" && o.progress != "bar" && o.progress != "lines" &&
+      o.progress != "none") {
     throw InputError(fmt::format("--progress {}: expected auto, bar, lines or none", o.progress));
   }
   return job;
@@ -72,8 +75,9 @@ int run_train(const TrainCliOptions& o) {
   const TrainJobOptions job = job_options(o, world.size());
   // Under mpirun rank 0's output is a pseudo-terminal whatever mpirun's own is: auto draws the
   // bar only outside mpirun.
-  const bool bar = o.progress == "bar" || (o.progress == "auto" && std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr &&
-                                           isatty(STDOUT_FILENO) != 0);
+  const bool bar = o.progress == "bar" ||
+                   (o.progress == "auto" && std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr &&
+                    isatty(STDOUT_FILENO) != 0);
   TrainProgress progress(root && o.progress != "none", bar, job.train.epochs, o.progress_every);
   TrainJobObserver observer;
   observer.started = [&](const TrainJobReport& r) {
@@ -82,29 +86,38 @@ int run_train(const TrainCliOptions& o) {
   observer.trainer.note = [&](const std::string& s) {
     if (root) fmt::print("{}\n", s);
   };
-  observer.trainer.step = [&](int64_t epoch, int64_t batch, int64_t batches, double loss, double rate) {
+  observer.trainer.step = [&](int64_t epoch, int64_t batch, int64_t batches, double loss,
+                              double rate) {
     progress.step(epoch, batch, batches, loss, rate, job.batch);
   };
   observer.trainer.epoch = [&](const EpochRecord& r) {
     progress.end_line();
     if (root) {
-      fmt::print("epoch {}: train loss {:.4f} accuracy {:.4f} | test loss {:.4f} accuracy {:.4f} | lr {:.4g} | "
-                 "{:.0f} samples/s ({:.1f} s)\n",
-                 r.epoch, r.train_loss, r.train_accuracy, r.test_loss, r.test_accuracy, r.lr, r.samples_per_s,
-                 r.seconds);
+      fmt::print(
+          "epoch {}: train loss {:.4f} accuracy {:.4f} | test loss {:.4f} accuracy {:.4f} | lr "
+          "{:.4g} | "
+          "{:.0f} samples/s ({:.1f} s)\n",
+          r.epoch, r.train_loss, r.train_accuracy, r.test_loss, r.test_accuracy, r.lr,
+          r.samples_per_s, r.seconds);
       std::fflush(stdout);
     }
   };
   const TrainJobReport report = run_training_job(world, job, observer);
   if (!root) return 0;
-  if (!report.epochs.empty()) print_job_end(report, o.mem_per_rank, job.plan.grid.empty() && !job.plan.reproducible);
+  if (!report.epochs.empty())
+    print_job_end(report, o.mem_per_rank, job.plan.grid.empty() && !job.plan.reproducible);
   if (!o.json.empty()) {
-    nlohmann::json options = {{"seed", job.seed}, {"lr", o.lr}, {"momentum", o.momentum},
-                              {"weight_decay", o.weight_decay}, {"lr_schedule", o.lr_schedule},
-                              {"warmup_epochs", o.warmup_epochs}, {"crop_padding", job.data.augment.crop_padding},
+    nlohmann::json options = {{"seed", job.seed},
+                              {"lr", o.lr},
+                              {"momentum", o.momentum},
+                              {"weight_decay", o.weight_decay},
+                              {"lr_schedule", o.lr_schedule},
+                              {"warmup_epochs", o.warmup_epochs},
+                              {"crop_padding", job.data.augment.crop_padding},
                               {"flip", job.data.augment.flip},
                               {"arithmetic", job.plan.reproducible ? "reproducible" : "fast"}};
-    if (job.plan.planner.layer.mem_per_rank_bytes) options["mem_per_rank_bytes"] = *job.plan.planner.layer.mem_per_rank_bytes;
+    if (job.plan.planner.layer.mem_per_rank_bytes)
+      options["mem_per_rank_bytes"] = *job.plan.planner.layer.mem_per_rank_bytes;
     write_job_json(o.json, report, options, o.log_steps);
   }
   return 0;
@@ -116,17 +129,22 @@ void add_train_command(CLI::App& app, Registry& registry) {
   auto o = std::make_shared<TrainCliOptions>();
   TrainJobOptions& j = o->job;
   j.data.dir = FashionMnist{}.dir;
-  CLI::App* sub = app.add_subcommand("train", "train a network on Fashion-MNIST over MPI (run under mpirun)");
-  sub->add_option("--network", j.network, "built-in network (fmnist, resnet-fmnist) or a JSON network file")
+  CLI::App* sub =
+      app.add_subcommand("train", "train a network on Fashion-MNIST over MPI (run under mpirun)");
+  sub->add_option("--network", j.network,
+                  "built-in network (fmnist, resnet-fmnist) or a JSON network file")
       ->capture_default_str();
   sub->add_option("--epochs", j.train.epochs, "epochs to train")->capture_default_str();
   sub->add_option("--batch", j.batch, "global batch size")->capture_default_str();
   sub->add_option("--lr", o->lr, "learning rate (the schedule's base)")->capture_default_str();
-  sub->add_option("--lr-schedule", o->lr_schedule, "constant, cosine (to 0 at the end) or steps (--milestones)")
+  sub->add_option("--lr-schedule", o->lr_schedule,
+                  "constant, cosine (to 0 at the end) or steps (--milestones)")
       ->capture_default_str();
-  sub->add_option("--warmup-epochs", o->warmup_epochs, "linear warm-up over these epochs (may be fractional)")
+  sub->add_option("--warmup-epochs", o->warmup_epochs,
+                  "linear warm-up over these epochs (may be fractional)")
       ->capture_default_str();
-  sub->add_option("--milestones", o->milestones, "epochs at which the steps schedule multiplies by --lr-gamma")
+  sub->add_option("--milestones", o->milestones,
+                  "epochs at which the steps schedule multiplies by --lr-gamma")
       ->delimiter(',');
   sub->add_option("--lr-gamma", o->lr_gamma, "factor of the steps schedule")->capture_default_str();
   sub->add_option("--momentum", o->momentum, "SGD momentum")->capture_default_str();
@@ -137,30 +155,45 @@ void add_train_command(CLI::App& app, Registry& registry) {
   sub->add_flag("--flip", j.data.augment.flip, "augmentation: random horizontal flips");
   sub->add_option("--seed", j.seed, "seed of the initial weights, the data order and augmentation")
       ->capture_default_str();
-  sub->add_option("--mem-per-rank", o->mem_per_rank, "memory limit per rank for the whole job: layers stream or change grids to fit (e.g. 48MiB)");
-  sub->add_flag("--reproducible", j.plan.reproducible,
-                "the same bits on any number of ranks: data-parallel grids, per-sample kernels, double sums");
-  sub->add_option("--family", o->family, "grids: any (planner), data_parallel, batch_spatial, channel_filter")
+  sub->add_option(
+      "--mem-per-rank", o->mem_per_rank,
+      "memory limit per rank for the whole job: layers stream or change grids to fit (e.g. 48MiB)");
+  sub->add_flag(
+      "--reproducible", j.plan.reproducible,
+      "the same bits on any number of ranks: data-parallel grids, per-sample kernels, double sums");
+  sub->add_option("--family", o->family,
+                  "grids: any (planner), data_parallel, batch_spatial, channel_filter")
       ->capture_default_str();
-  sub->add_option("--grid", j.plan.grid, "Pn,Pk,Pc,Ph,Pw for every layer it fits (the planner's grid elsewhere)");
-  sub->add_option("--progress", o->progress, "auto (a bar on a terminal outside mpirun), bar, lines, none")
+  sub->add_option("--grid", j.plan.grid,
+                  "Pn,Pk,Pc,Ph,Pw for every layer it fits (the planner's grid elsewhere)");
+  sub->add_option("--progress", o->progress,
+                  "auto (a bar on a terminal outside mpirun), bar, lines, none")
       ->capture_default_str();
   sub->add_option("--checkpoint-dir", j.train.checkpoint_dir, "directory of checkpoints");
-  sub->add_option("--checkpoint-every", j.train.checkpoint_every, "also checkpoint every STEPS steps (0: per epoch)")
+  sub->add_option("--checkpoint-every", j.train.checkpoint_every,
+                  "also checkpoint every STEPS steps (0: per epoch)")
       ->capture_default_str();
-  sub->add_flag("--resume", j.train.resume, "continue from the newest valid checkpoint in --checkpoint-dir");
-  sub->add_option("--json", o->json, "write the run's log (epochs[], layers[], nodes[] words, memory) here");
-  sub->add_option("--data", o->data, "fashion-mnist, or synthetic (seeded inputs and labels for any network)")
+  sub->add_flag("--resume", j.train.resume,
+                "continue from the newest valid checkpoint in --checkpoint-dir");
+  sub->add_option("--json", o->json,
+                  "write the run's log (epochs[], layers[], nodes[] words, memory) here");
+  sub->add_option("--data", o->data,
+                  "fashion-mnist, or synthetic (seeded inputs and labels for any network)")
       ->check(CLI::IsMember({"fashion-mnist", "synthetic"}))
       ->capture_default_str();
-  sub->add_option("--data-dir", j.data.dir, "Fashion-MNIST IDX files (gzip)")->capture_default_str();
-  sub->add_option("--train-samples", j.data.train_samples, "use only the first N training samples (0: all)");
-  sub->add_option("--test-samples", j.data.test_samples, "use only the first N test samples (0: all)");
+  sub->add_option("--data-dir", j.data.dir, "Fashion-MNIST IDX files (gzip)")
+      ->capture_default_str();
+  sub->add_option("--train-samples", j.data.train_samples,
+                  "use only the first N training samples (0: all)");
+  sub->add_option("--test-samples", j.data.test_samples,
+                  "use only the first N test samples (0: all)");
   sub->add_option("--threads", j.threads, "kernel threads per rank (0: the default)");
-  sub->add_option("--progress-every", o->progress_every, "steps between progress lines (not a terminal)")
+  sub->add_option("--progress-every", o->progress_every,
+                  "steps between progress lines (not a terminal)")
       ->capture_default_str();
   sub->add_flag("--log-steps", o->log_steps, "add every step's loss to --json (steps[])");
-  sub->add_option("--kill-at", o->kill_at, "testing: rank R kills itself (SIGKILL) before step S, as R:S")
+  sub->add_option("--kill-at", o->kill_at,
+                  "testing: rank R kills itself (SIGKILL) before step S, as R:S")
       ->group("");
   registry.emplace_back(sub, [o] { return run_train(*o); });
 }

@@ -3,9 +3,8 @@
 // the memory against the model, and the --json log.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "train/training_job.hpp"
 
@@ -17,7 +16,8 @@ void print_job_start(const TrainJobReport& report, bool reproducible);
 // Words of the last training step (busiest rank) by layer kind, and whether every node's
 // measured words equal the model on every rank (with the planner's redistribution words when
 // `planner_words`: the plans run are the planner's); the tracked memory against the model.
-void print_job_end(const TrainJobReport& report, const std::string& mem_per_rank, bool planner_words);
+void print_job_end(const TrainJobReport& report, const std::string& mem_per_rank,
+                   bool planner_words);
 
 // The run's log as JSON (options echoed by the caller in `options`).
 void write_job_json(const std::string& path, const TrainJobReport& report, nlohmann::json options,

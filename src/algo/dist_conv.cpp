@@ -32,11 +32,12 @@ class Adapter final : public DistConv {
   void backward_data(const float* dout, const float* ker, float* din, TrafficCounter& t) override {
     conv_.backward_data(dout, ker, din, t);
   }
-  void backward_weights(const float* dout, const float* in, float* dker, TrafficCounter& t) override {
+  void backward_weights(const float* dout, const float* in, float* dker,
+                        TrafficCounter& t) override {
     conv_.backward_weights(dout, in, dker, t);
   }
   void new_step() override {
-    if constexpr (requires(Algorithm& a) { a.new_step(); }) conv_.new_step();
+    if constexpr (requires(Algorithm & a) { a.new_step(); }) conv_.new_step();
   }
   const PassSeconds& last_seconds() const override { return conv_.last_seconds(); }
 
@@ -57,7 +58,8 @@ class Reproducible final : public DistConv {
   void backward_data(const float* dout, const float*, float* din, TrafficCounter&) override {
     conv_.backward_data(dout, din);
   }
-  void backward_weights(const float* dout, const float* in, float* dker, TrafficCounter& t) override {
+  void backward_weights(const float* dout, const float* in, float* dker,
+                        TrafficCounter& t) override {
     conv_.backward_weights(dout, in, dker, t);
   }
   const PassSeconds& last_seconds() const override { return seconds_; }
@@ -112,8 +114,8 @@ int64_t at_rest_words(const LayerLayout& L, GridCoord g, const std::vector<Pass>
   const auto has = [&](Pass p) { return std::ranges::find(passes, p) != passes.end(); };
   const int64_t in = L.in_slice(g).size(), ker = L.ker_slice(g).size(), out = L.out_slice(g).size();
   const bool f = has(Pass::forward), d = has(Pass::backward_data), w = has(Pass::backward_weights);
-  return (f || w ? in : 0) + (f || d ? ker : 0) + (d || w ? out : 0) + (f ? out : 0) + (d ? in : 0) +
-         (w ? ker : 0);
+  return (f || w ? in : 0) + (f || d ? ker : 0) + (d || w ? out : 0) + (f ? out : 0) +
+         (d ? in : 0) + (w ? ker : 0);
 }
 
 }  // namespace
@@ -121,23 +123,24 @@ int64_t at_rest_words(const LayerLayout& L, GridCoord g, const std::vector<Pass>
 std::unique_ptr<DistConv> make_dist_conv(const LayerPlan& plan, const ProcessGrid& grid,
                                          Backend backend, bool local_work) {
   if (!(grid.dims() == plan.grid)) {
-    throw Error(fmt::format("the plan is for grid {}, the process grid is {}", plan.grid.to_string(),
-                            grid.dims().to_string()));
+    throw Error(fmt::format("the plan is for grid {}, the process grid is {}",
+                            plan.grid.to_string(), grid.dims().to_string()));
   }
   switch (plan.algorithm) {
     case ConvAlgorithm::grid:
       return std::make_unique<Adapter<GridConv>>(plan.shape, grid, backend);
     case ConvAlgorithm::streamed:
       return std::make_unique<Adapter<StreamedConv>>(
-          plan.shape, grid, StreamOptions{plan.panels, StreamOptions{}.pieces, local_work}, backend);
+          plan.shape, grid, StreamOptions{plan.panels, StreamOptions{}.pieces, local_work},
+          backend);
     case ConvAlgorithm::reproducible:
       return std::make_unique<Reproducible>(plan.shape, grid, backend);
   }
   throw Error("unknown convolution algorithm");
 }
 
-PassVolume modelled_pass_volume(const LayerPlan& plan, const LayerLayout& layout, GridCoord g, Pass p,
-                                const std::vector<Pass>& passes, int64_t ranks_per_node) {
+PassVolume modelled_pass_volume(const LayerPlan& plan, const LayerLayout& layout, GridCoord g,
+                                Pass p, const std::vector<Pass>& passes, int64_t ranks_per_node) {
   switch (plan.algorithm) {
     case ConvAlgorithm::grid:
       return grid_pass_volume(layout, g, p, held_before(p, passes), ranks_per_node);

@@ -30,8 +30,10 @@ class DistConv {
 
   virtual const LayerLayout& layout() const = 0;
   virtual void forward(const float* in, const float* ker, float* out, TrafficCounter& traffic) = 0;
-  virtual void backward_data(const float* dout, const float* ker, float* din, TrafficCounter& traffic) = 0;
-  virtual void backward_weights(const float* dout, const float* in, float* dker, TrafficCounter& traffic) = 0;
+  virtual void backward_data(const float* dout, const float* ker, float* din,
+                             TrafficCounter& traffic) = 0;
+  virtual void backward_weights(const float* dout, const float* in, float* dker,
+                                TrafficCounter& traffic) = 0;
   // Forgets operands kept from earlier passes (call when the data changes: every step).
   virtual void new_step() {}
   // Communication and compute seconds of the last pass (zero where the algorithm does not time).
@@ -49,8 +51,9 @@ std::unique_ptr<DistConv> make_dist_conv(const LayerPlan& plan, const ProcessGri
 int64_t modelled_words(const LayerPlan& plan, const LayerLayout& layout, GridCoord g, Pass p,
                        const std::vector<Pass>& passes);
 // The same with its messages and link split (the grid and streamed algorithms).
-PassVolume modelled_pass_volume(const LayerPlan& plan, const LayerLayout& layout, GridCoord g, Pass p,
-                                const std::vector<Pass>& passes, int64_t ranks_per_node = 0);
+PassVolume modelled_pass_volume(const LayerPlan& plan, const LayerLayout& layout, GridCoord g,
+                                Pass p, const std::vector<Pass>& passes,
+                                int64_t ranks_per_node = 0);
 
 // The bytes the rank at `g` holds when the algorithm runs `passes`, its at-rest slices included
 // (model/grid_memory.hpp, model/streamed_memory.hpp; the reproducible algorithm as the grid one

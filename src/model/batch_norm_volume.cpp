@@ -23,7 +23,8 @@ int64_t batch_norm_words(const ChannelGroup& g) {
   return 2 * all_reduce_words(2 * g.channels.size(), g.size, g.index);
 }
 
-BatchNormFigures batch_norm_figures(const Placement& placement, int64_t procs, const MachineProfile& profile) {
+BatchNormFigures batch_norm_figures(const Placement& placement, int64_t procs,
+                                    const MachineProfile& profile) {
   // Every group at once: members by channel range, in rank order.
   std::map<std::pair<int64_t, int64_t>, int> members;
   for (int64_t r = 0; r < procs; ++r) {
@@ -41,7 +42,8 @@ BatchNormFigures batch_norm_figures(const Placement& placement, int64_t procs, c
     largest = std::max(largest, size);
   }
   const double rounds = largest > 1 ? 2 * std::ceil(std::log2(largest)) : 0;
-  f.time_s = 2 * (rounds * profile.alpha_s) + 4.0 * static_cast<double>(f.words_max) * profile.beta_s_per_byte;
+  f.time_s = 2 * (rounds * profile.alpha_s) +
+             4.0 * static_cast<double>(f.words_max) * profile.beta_s_per_byte;
   return f;
 }
 

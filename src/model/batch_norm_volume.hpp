@@ -34,6 +34,7 @@ struct BatchNormFigures {
   int64_t words_max = 0;
   double time_s = 0;
 };
-BatchNormFigures batch_norm_figures(const Placement& placement, int64_t procs, const MachineProfile& profile);
+BatchNormFigures batch_norm_figures(const Placement& placement, int64_t procs,
+                                    const MachineProfile& profile);
 
 }  // namespace convgrid

@@ -16,8 +16,9 @@ std::vector<LayerPlan> plans_for(const std::vector<LayerPlan>& plans, Arithmetic
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].panels > 0) {
       const std::string name = i < compute.size() ? net.layers()[compute[i].layer].name : "?";
-      throw InputError(fmt::format("layer '{}': reproducible arithmetic does not stream (plan of {} panels)",
-                                   name, out[i].panels));
+      throw InputError(
+          fmt::format("layer '{}': reproducible arithmetic does not stream (plan of {} panels)",
+                      name, out[i].panels));
     }
     out[i].algorithm = ConvAlgorithm::reproducible;
   }
@@ -28,7 +29,8 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
                  const Communicator& world, uint64_t seed, Backend backend, Arithmetic arithmetic)
     : world_(world),
       batch_(batch),
-      graph_(net, plans_for(plans, arithmetic, net), batch, world.size(), world.rank(), seed, backend) {
+      graph_(net, plans_for(plans, arithmetic, net), batch, world.size(), world.rank(), seed,
+             backend) {
   std::vector<ActivationData> data;
   for (auto& node : graph_.nodes()) {
     const ActivationData in = node.input >= 0 ? data[node.input] : ActivationData{};
@@ -43,8 +45,10 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
 
 DistNet::~DistNet() = default;
 
-XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float> weights, bool train) {
-  if (static_cast<int64_t>(labels.size()) != batch_ || static_cast<int64_t>(weights.size()) != batch_) {
+XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float> weights,
+                         bool train) {
+  if (static_cast<int64_t>(labels.size()) != batch_ ||
+      static_cast<int64_t>(weights.size()) != batch_) {
     throw Error(fmt::format("step: {} labels and {} weights for a batch of {}", labels.size(),
                             weights.size(), batch_));
   }

@@ -4,8 +4,8 @@
 namespace convgrid {
 
 InputEdge::InputEdge(TrainLayer& owner, const std::string& role, const ActivationSpread& from,
-                     Box4 wanted_tensor, std::function<Slice(int64_t)> wanted, const LayerSetup& setup,
-                     bool sole_reader, bool wanted_partitions)
+                     Box4 wanted_tensor, std::function<Slice(int64_t)> wanted,
+                     const LayerSetup& setup, bool sole_reader, bool wanted_partitions)
     : from_placement_(from.placement),
       wanted_tensor_(wanted_tensor),
       wanted_(std::move(wanted)),
@@ -17,8 +17,8 @@ InputEdge::InputEdge(TrainLayer& owner, const std::string& role, const Activatio
     const auto it = setup.moves_cache->find(key);
     if (it != setup.moves_cache->end()) known = it->second;
   }
-  figures_ = exchange_figures(*from.placement, wanted_tensor_, wanted_, wanted_partitions, setup.procs,
-                              setup.rank, known);
+  figures_ = exchange_figures(*from.placement, wanted_tensor_, wanted_, wanted_partitions,
+                              setup.procs, setup.rank, known);
   if (setup.moves_cache != nullptr) (*setup.moves_cache)[key] = figures_.moves;
   owner.describe_held(role + " staging", MemoryGroup::exchanges, figures_.staging_bytes);
   if (!figures_.identity) data_buf_ = owner.describe(role, MemoryGroup::activations, wanted_size_);
@@ -31,15 +31,17 @@ LayerWords InputEdge::modelled_words() const { return {figures_.recv_words, figu
 
 void InputEdge::bind(TrainLayer& owner, const Communicator& world, ActivationData from) {
   from_ = from;
-  exchange_ = std::make_unique<BoxExchange>(world, from_placement_->tensor(),
-                                            [p = from_placement_](int64_t r) { return p->slice(r); },
-                                            wanted_tensor_, wanted_);
+  exchange_ = std::make_unique<BoxExchange>(
+      world, from_placement_->tensor(), [p = from_placement_](int64_t r) { return p->slice(r); },
+      wanted_tensor_, wanted_);
   data_ = figures_.identity ? from.data : owner.take_floats(data_buf_);
   grad_ = figures_.identity && sole_reader_ ? from.grad : owner.take_floats(grad_buf_);
 }
 
 void InputEdge::forward(TrafficCounter& traffic) { exchange_->forward(from_.data, data_, traffic); }
 
-void InputEdge::backward(TrafficCounter& traffic) { exchange_->reverse_add(grad_, from_.grad, traffic); }
+void InputEdge::backward(TrafficCounter& traffic) {
+  exchange_->reverse_add(grad_, from_.grad, traffic);
+}
 
 }  // namespace convgrid

@@ -20,9 +20,9 @@ class InputEdge {
   // Describes the edge's buffers on `owner` (constructors of layers only), for setup's rank;
   // `sole_reader`: no other layer reads the producer's output; `wanted_partitions`: the wanted
   // slices partition the tensor (exchange_figures).
-  InputEdge(TrainLayer& owner, const std::string& role, const ActivationSpread& from, Box4 wanted_tensor,
-            std::function<Slice(int64_t)> wanted, const LayerSetup& setup, bool sole_reader,
-            bool wanted_partitions);
+  InputEdge(TrainLayer& owner, const std::string& role, const ActivationSpread& from,
+            Box4 wanted_tensor, std::function<Slice(int64_t)> wanted, const LayerSetup& setup,
+            bool sole_reader, bool wanted_partitions);
 
   const ExchangeFigures& figures() const { return figures_; }
   int64_t wanted_size() const { return wanted_size_; }

@@ -8,11 +8,14 @@
 
 namespace convgrid {
 
-SyntheticBatchSource::SyntheticBatchSource(int64_t count, int64_t batch, uint64_t seed, int64_t classes)
+SyntheticBatchSource::SyntheticBatchSource(int64_t count, int64_t batch, uint64_t seed,
+                                           int64_t classes)
     : count_(count), batch_(batch), seed_(seed), classes_(classes) {
   if (count < 1 || batch < 1 || classes < 1) {
-    throw InputError(fmt::format("synthetic data: {} samples in batches of {} over {} classes: each must be "
-                                 "at least 1", count, batch, classes));
+    throw InputError(
+        fmt::format("synthetic data: {} samples in batches of {} over {} classes: each must be "
+                    "at least 1",
+                    count, batch, classes));
   }
 }
 

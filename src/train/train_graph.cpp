@@ -9,20 +9,22 @@
 #include "train/layer_registry.hpp"
 
 namespace convgrid {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 void check_trainable(const Network& net) {
   const auto& layers = net.layers();
   const size_t L = layers.size();
   if (L == 0 || layers.back().kind != LayerKind::softmax_xent) {
-    throw InputError(fmt::format("network '{}' does not end with a softmax_xent layer; training "
-                                 "needs the loss last", net.name()));
+    throw InputError(
+        fmt::format("network '{}' does not end with a softmax_xent layer; training "
+                    "needs the loss last",
+                    net.name()));
   }
   if (L < 2 || !is_compute(layers[L - 2].kind)) {
-    throw InputError(fmt::format("network '{}': the layer before the loss must be a conv or fc "
-                                 "layer (its output is the logits)", net.name()));
+    throw InputError(
+        fmt::format("network '{}': the layer before the loss must be a conv or fc "
+                    "layer (its output is the logits)",
+                    net.name()));
   }
   // The network input: read by one layer, a compute layer or a flatten read by one compute layer.
   std::vector<int> readers(L + 1, 0);  // readers[L]: of the network input
@@ -38,8 +40,9 @@ void check_trainable(const Network& net) {
     const bool reads_input = !p || (layers[*p].kind == LayerKind::flatten && !net.producer(*p));
     if (!reads_input) continue;
     const bool through_flatten = p.has_value();
-    const bool ok = readers[L] == 1 && (!through_flatten || readers[*p] == 1) && layer.residual.empty() &&
-                    (is_compute(layer.kind) || (layer.kind == LayerKind::flatten && !through_flatten));
+    const bool ok =
+        readers[L] == 1 && (!through_flatten || readers[*p] == 1) && layer.residual.empty() &&
+        (is_compute(layer.kind) || (layer.kind == LayerKind::flatten && !through_flatten));
     if (!ok) {
       throw InputError(fmt::format(
           "layer {} '{}' ({}) reads the network input: training feeds the input to one convolution "
@@ -52,8 +55,10 @@ void check_trainable(const Network& net) {
     if (layer.residual.empty()) continue;
     const size_t r = *net.find(layer.residual);
     if (layers[r].kind == LayerKind::flatten && !net.producer(r)) {
-      throw InputError(fmt::format("layer '{}': its residual '{}' is the network input, which training "
-                                   "feeds to the first layer only", layer.name, layer.residual));
+      throw InputError(
+          fmt::format("layer '{}': its residual '{}' is the network input, which training "
+                      "feeds to the first layer only",
+                      layer.name, layer.residual));
     }
   }
 }
@@ -93,7 +98,8 @@ TrainGraph::TrainGraph(const Network& net, const std::vector<LayerPlan>& plans, 
       // The network input (maybe flattened): read by the first compute layer alone.
       const bool flatten = layer.kind == LayerKind::flatten;
       if (first_seen || input_readers != 1 || !(flatten || is_compute(layer.kind))) {
-        throw Error(fmt::format("layer '{}' reads the network input (check_trainable lets it)", layer.name));
+        throw Error(fmt::format("layer '{}' reads the network input (check_trainable lets it)",
+                                layer.name));
       }
       if (flatten) continue;  // a view of the input: out_node stays -1
       first_seen = true;
@@ -101,7 +107,8 @@ TrainGraph::TrainGraph(const Network& net, const std::vector<LayerPlan>& plans, 
     if (!layer.residual.empty()) {
       const size_t r = *net.find(layer.residual);
       if (out_node[r] < 0) {
-        throw Error(fmt::format("layer '{}' adds the network input (check_trainable lets it)", layer.name));
+        throw Error(
+            fmt::format("layer '{}' adds the network input (check_trainable lets it)", layer.name));
       }
       LayerSetup add = s;
       add.input = spread_of(in);

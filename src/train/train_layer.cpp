@@ -15,7 +15,8 @@ TrainLayer::TrainLayer(const LayerSetup& setup)
 TrainLayer::TrainLayer(const LayerSetup&, std::string name, std::string_view kind)
     : name_(std::move(name)), kind_(kind) {}
 
-size_t TrainLayer::describe(std::string role, MemoryGroup group, int64_t count, int64_t element_bytes) {
+size_t TrainLayer::describe(std::string role, MemoryGroup group, int64_t count,
+                            int64_t element_bytes) {
   count = std::max<int64_t>(count, 1);
   specs_.push_back({std::move(role), group, count * element_bytes});
   counts_.push_back(count);
@@ -62,8 +63,9 @@ int32_t* TrainLayer::take_ints(size_t index) {
 }
 
 ExchangeFigures exchange_figures(const Placement& held, const Box4& wanted_tensor,
-                                 const std::function<Slice(int64_t)>& wanted, bool wanted_partitions,
-                                 int64_t procs, int64_t rank, std::optional<bool> known_moves) {
+                                 const std::function<Slice(int64_t)>& wanted,
+                                 bool wanted_partitions, int64_t procs, int64_t rank,
+                                 std::optional<bool> known_moves) {
   const Box4& held_tensor = held.tensor();
   const Slice my_held = held.slice(rank), my_wanted = wanted(rank);
   const int64_t mine = slice_overlap(my_held, held_tensor, my_wanted, wanted_tensor);

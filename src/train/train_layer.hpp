@@ -135,7 +135,8 @@ class TrainLayer {
 
   // Allocates the described buffers and builds what moves data; `input` and `shortcut` are the
   // storage of the layers this one reads (empty for the network input). Returns the output's.
-  virtual ActivationData bind(const Communicator& world, ActivationData input, ActivationData shortcut) = 0;
+  virtual ActivationData bind(const Communicator& world, ActivationData input,
+                              ActivationData shortcut) = 0;
   virtual void forward(StepContext& step) = 0;
   virtual void backward(StepContext& step) = 0;
   // Trainable parameters and state (checkpointed, not trained), as this rank holds them.
@@ -151,7 +152,8 @@ class TrainLayer {
   friend class InputEdge;
   // Describes a buffer of `count` elements of `element_bytes` (at least one element: a layer
   // never allocates an empty buffer); returns its index for take_*(). Constructors only.
-  size_t describe(std::string role, MemoryGroup group, int64_t count, int64_t element_bytes = sizeof(float));
+  size_t describe(std::string role, MemoryGroup group, int64_t count,
+                  int64_t element_bytes = sizeof(float));
   // Memory held on the layer's behalf by others (an algorithm, an exchange), for the model only.
   void describe_held(std::string role, MemoryGroup group, int64_t bytes);
   // The described buffer `index`, allocated on first call (bind() only).
@@ -187,14 +189,15 @@ class TrainLayer {
 // any rank receives anything, the same for every rank) is taken from `known_moves` when given,
 // else found over all ranks.
 struct ExchangeFigures {
-  int64_t recv_words = 0;   // forward (the gradient comes back: its send words)
+  int64_t recv_words = 0;  // forward (the gradient comes back: its send words)
   int64_t send_words = 0;
-  bool moves = false;       // some rank receives something
-  bool identity = false;    // this rank wants exactly what it holds and nothing moves anywhere
+  bool moves = false;     // some rank receives something
+  bool identity = false;  // this rank wants exactly what it holds and nothing moves anywhere
   int64_t staging_bytes = 0;
 };
 ExchangeFigures exchange_figures(const Placement& held, const Box4& wanted_tensor,
-                                 const std::function<Slice(int64_t)>& wanted, bool wanted_partitions,
-                                 int64_t procs, int64_t rank, std::optional<bool> known_moves = {});
+                                 const std::function<Slice(int64_t)>& wanted,
+                                 bool wanted_partitions, int64_t procs, int64_t rank,
+                                 std::optional<bool> known_moves = {});
 
 }  // namespace convgrid

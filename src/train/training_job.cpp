@@ -1,9 +1,8 @@
 // The training job: plan, build, train, report.
 #include "train/training_job.hpp"
 
-#include <mpi.h>
-
 #include <fmt/format.h>
+#include <mpi.h>
 
 #include <memory>
 
@@ -38,10 +37,12 @@ bool all_ranks(const Communicator& world, bool x) {
 }
 
 // The same grid wherever it fits, the given plans elsewhere.
-std::vector<LayerPlan> on_grid(std::vector<LayerPlan> plans, const std::string& grid, const PlanOptions& o) {
+std::vector<LayerPlan> on_grid(std::vector<LayerPlan> plans, const std::string& grid,
+                               const PlanOptions& o) {
   const GridDims g = GridDims::parse(grid);
   if (g.size() != o.procs) {
-    throw InputError(fmt::format("--grid {} has {} ranks but the job has {}", grid, g.size(), o.procs));
+    throw InputError(
+        fmt::format("--grid {} has {} ranks but the job has {}", grid, g.size(), o.procs));
   }
   for (LayerPlan& p : plans) {
     if (g.fits(p.shape)) p = evaluate_grid(p.shape, g, o);
@@ -53,8 +54,9 @@ void check_images(const Network& net, const FashionMnist& data) {
   const IdxHeader images = read_idx_header(data.train_images());
   const Activation& in = net.input();
   if (images.dims.size() != 3 || in.C != 1 || in.H != images.dims[1] || in.W != images.dims[2]) {
-    throw InputError(fmt::format("network '{}' takes {} inputs; the images of {} are 1x{}x{}", net.name(),
-                                 in.to_string(), data.train_images(), images.dims.size() > 1 ? images.dims[1] : 0,
+    throw InputError(fmt::format("network '{}' takes {} inputs; the images of {} are 1x{}x{}",
+                                 net.name(), in.to_string(), data.train_images(),
+                                 images.dims.size() > 1 ? images.dims[1] : 0,
                                  images.dims.size() > 2 ? images.dims[2] : 0));
   }
 }
@@ -67,8 +69,9 @@ TrainingJobPlan plan_training_job(const Network& net, const JobPlanOptions& o) {
   if (o.reproducible) {
     if (limit) throw InputError("--reproducible runs without --mem-per-rank (it does not stream)");
     if (popt.family != GridFamily::any && popt.family != GridFamily::data_parallel) {
-      throw InputError(fmt::format("--reproducible runs data-parallel grids; --family {} asks for others",
-                                   to_string(popt.family)));
+      throw InputError(
+          fmt::format("--reproducible runs data-parallel grids; --family {} asks for others",
+                      to_string(popt.family)));
     }
     popt.family = GridFamily::data_parallel;
   }
@@ -76,7 +79,8 @@ TrainingJobPlan plan_training_job(const Network& net, const JobPlanOptions& o) {
   NetworkPlanOptions search = popt;
   if (!o.grid.empty()) search.layer.mem_per_rank_bytes.reset();
   const TrainingPlan planned = plan_training(net, search);
-  TrainingJobPlan job{planned.plan, planned.plan.layer_plans(), planned.memory, planned.unconstrained};
+  TrainingJobPlan job{planned.plan, planned.plan.layer_plans(), planned.memory,
+                      planned.unconstrained};
   if (!o.grid.empty()) {
     job.plans = on_grid(job.plans, o.grid, popt.layer);
     if (!o.reproducible) {  // under a limit, layers stream on their grids until the job fits
@@ -87,22 +91,28 @@ TrainingJobPlan plan_training_job(const Network& net, const JobPlanOptions& o) {
       }
     }
   }
-  job.plans = plans_for(job.plans, o.reproducible ? Arithmetic::reproducible : Arithmetic::fast, net);
+  job.plans =
+      plans_for(job.plans, o.reproducible ? Arithmetic::reproducible : Arithmetic::fast, net);
   if (!o.grid.empty() || o.reproducible) {
-    job.busiest = busiest_training_memory(net, job.plans, popt.batch, popt.layer.procs, popt.layer.engine);
+    job.busiest =
+        busiest_training_memory(net, job.plans, popt.batch, popt.layer.procs, popt.layer.engine);
   }
   return job;
 }
 
-TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o, const TrainJobObserver& observer) {
-  if (o.train.epochs < 1) throw InputError(fmt::format("--epochs {}: must be at least 1", o.train.epochs));
+TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
+                                const TrainJobObserver& observer) {
+  if (o.train.epochs < 1)
+    throw InputError(fmt::format("--epochs {}: must be at least 1", o.train.epochs));
   if (o.batch < 1) throw InputError(fmt::format("--batch {}: must be at least 1", o.batch));
-  if (o.train.resume && o.train.checkpoint_dir.empty()) throw InputError("--resume needs --checkpoint-dir");
+  if (o.train.resume && o.train.checkpoint_dir.empty())
+    throw InputError("--resume needs --checkpoint-dir");
   if (o.threads > 0) set_kernel_threads(o.threads);
   const Network net = load_network(o.network);
   const FashionMnist data{o.data.dir.empty() ? FashionMnist{}.dir : o.data.dir};
   if (o.data.synthetic && o.data.augment.enabled()) {
-    throw InputError("--crop-padding and --flip augment Fashion-MNIST images, not --data synthetic");
+    throw InputError(
+        "--crop-padding and --flip augment Fashion-MNIST images, not --data synthetic");
   }
   if (!o.data.synthetic) check_images(net, data);
   o.plan.planner.layer.procs = world.size();
@@ -124,12 +134,14 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o, co
     train = std::make_unique<SyntheticBatchSource>(report.train_count, o.batch, o.seed, classes);
     test = std::make_unique<SyntheticBatchSource>(report.test_count, o.batch, o.seed + 1, classes);
   } else {
-    train = std::make_unique<IdxBatchSource>(data.train_images(), data.train_labels(), report.train_count,
-                                             o.batch, o.seed, true, o.data.augment);
-    test = std::make_unique<IdxBatchSource>(data.test_images(), data.test_labels(), report.test_count,
-                                            o.batch, o.seed, false);
+    train =
+        std::make_unique<IdxBatchSource>(data.train_images(), data.train_labels(),
+                                         report.train_count, o.batch, o.seed, true, o.data.augment);
+    test = std::make_unique<IdxBatchSource>(data.test_images(), data.test_labels(),
+                                            report.test_count, o.batch, o.seed, false);
   }
-  const TrainingMemory modelled = training_memory(net, report.plan.plans, o.batch, world.size(), world.rank());
+  const TrainingMemory modelled =
+      training_memory(net, report.plan.plans, o.batch, world.size(), world.rank());
   DistNet dnet(net, report.plan.plans, o.batch, world, o.seed);
   if (observer.started) observer.started(report);
 
@@ -156,11 +168,13 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o, co
     const LayerWords mo = l.modelled_words(), me = l.modelled_edge_words();
     const DistNet::NodeWords& w = last[i];
     n.measured = {max_over_ranks(world, w.own.forward), max_over_ranks(world, w.own.backward)};
-    n.measured_edge = {max_over_ranks(world, w.edge.forward), max_over_ranks(world, w.edge.backward)};
+    n.measured_edge = {max_over_ranks(world, w.edge.forward),
+                       max_over_ranks(world, w.edge.backward)};
     n.modelled = {max_over_ranks(world, mo.forward), max_over_ranks(world, mo.backward)};
     n.modelled_edge = {max_over_ranks(world, me.forward), max_over_ranks(world, me.backward)};
-    n.equal_on_every_rank = all_ranks(world, w.own.forward == mo.forward && w.own.backward == mo.backward &&
-                                                 w.edge.forward == me.forward && w.edge.backward == me.backward);
+    n.equal_on_every_rank =
+        all_ranks(world, w.own.forward == mo.forward && w.own.backward == mo.backward &&
+                             w.edge.forward == me.forward && w.edge.backward == me.backward);
     report.nodes.push_back(n);
   }
   const int64_t tracked = MemoryTracker::peak_bytes();

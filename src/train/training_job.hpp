@@ -42,20 +42,20 @@ TrainingJobPlan plan_training_job(const Network& net, const JobPlanOptions& opti
 struct TrainDataOptions {
   // Synthetic data (train/synthetic_batches.hpp) for any network input, or Fashion-MNIST.
   bool synthetic = false;
-  std::string dir;                              // Fashion-MNIST's IDX files
+  std::string dir;  // Fashion-MNIST's IDX files
   // The first ones; 0: all (synthetic: 8 batches to train, 1 to test).
   int64_t train_samples = 0, test_samples = 0;
-  AugmentOptions augment;                       // training set only (Fashion-MNIST)
+  AugmentOptions augment;  // training set only (Fashion-MNIST)
 };
 
 struct TrainJobOptions {
   std::string network = "fmnist";  // built-in or JSON file
   int64_t batch = 64;
   uint64_t seed = 1;
-  JobPlanOptions plan;             // plan.planner.layer.procs is set to the job's ranks
-  TrainOptions train;              // epochs, optimiser, schedule, checkpoints
+  JobPlanOptions plan;  // plan.planner.layer.procs is set to the job's ranks
+  TrainOptions train;   // epochs, optimiser, schedule, checkpoints
   TrainDataOptions data;
-  int threads = 0;                 // kernel threads per rank; 0: the default
+  int threads = 0;  // kernel threads per rank; 0: the default
 };
 
 // What one node of the network received in the job's last training step, on the busiest rank,
@@ -72,7 +72,7 @@ struct TrainJobReport {
   TrainingJobPlan plan;
   std::vector<NodeWordsReport> nodes;  // empty when no training step ran
   std::vector<int64_t> tracked_bytes_by_rank, modelled_bytes_by_rank;  // on rank 0 only
-  int64_t peak_bytes = 0, data_bytes = 0;                               // the busiest rank's
+  int64_t peak_bytes = 0, data_bytes = 0;                              // the busiest rank's
   std::vector<EpochRecord> epochs;
   std::vector<StepRecord> steps;
   std::string last_checkpoint;

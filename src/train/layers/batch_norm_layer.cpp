@@ -17,8 +17,8 @@
 #include <optional>
 
 #include "comm/collectives.hpp"
-#include "model/batch_norm_volume.hpp"
 #include "convgrid/error.hpp"
+#include "model/batch_norm_volume.hpp"
 #include "train/batch_norm_kernel.hpp"
 #include "train/train_layer.hpp"
 
@@ -42,10 +42,12 @@ class BatchNormLayer final : public TrainLayer {
     out_buf_ = describe("out", MemoryGroup::activations, n);
     dout_buf_ = describe("dout", MemoryGroup::activations, n);
     if (!sole_reader_) din_buf_ = describe("din", MemoryGroup::activations, n);
-    for (const char* role : {"weight", "weight grad", "bias", "bias grad", "running_mean", "running_var"}) {
+    for (const char* role :
+         {"weight", "weight grad", "bias", "bias grad", "running_mean", "running_var"}) {
       vec_buf_.push_back(describe(role, MemoryGroup::parameters, nc));
     }
-    describe_held("momentum", MemoryGroup::parameters, 2 * static_cast<int64_t>(sizeof(float)) * nc);
+    describe_held("momentum", MemoryGroup::parameters,
+                  2 * static_cast<int64_t>(sizeof(float)) * nc);
     sums_buf_ = describe("sums", MemoryGroup::parameters, 2 * nc, sizeof(double));
   }
 
@@ -61,7 +63,8 @@ class BatchNormLayer final : public TrainLayer {
     out_ = {take_floats(out_buf_), take_floats(dout_buf_)};
     din_ = sole_reader_ ? input.grad : take_floats(din_buf_);
     const int64_t nc = channels_.size();
-    for (size_t i = 0; i < vec_buf_.size(); ++i) vec_[i] = std::span<float>(take_floats(vec_buf_[i]), nc);
+    for (size_t i = 0; i < vec_buf_.size(); ++i)
+      vec_[i] = std::span<float>(take_floats(vec_buf_[i]), nc);
     std::ranges::fill(vec_[kWeight], 1.0f);
     std::ranges::fill(vec_[kBias], 0.0f);
     std::ranges::fill(vec_[kRunningMean], 0.0f);
@@ -90,7 +93,8 @@ class BatchNormLayer final : public TrainLayer {
     const Slice& slice = output().slice;
     const int64_t nc = channels_.size();
     std::ranges::fill(sums_, 0.0);
-    bn_grad_sums(slice, in_.data, out_.grad, channels_, stats_, step.weights, sums_.first(nc), sums_.last(nc));
+    bn_grad_sums(slice, in_.data, out_.grad, channels_, stats_, step.weights, sums_.first(nc),
+                 sums_.last(nc));
     all_reduce_sum(*group_, sums_, traffic_);
     for (int64_t c = 0; c < nc; ++c) {
       vec_[kBiasGrad][c] = static_cast<float>(sums_[c]);
@@ -116,8 +120,8 @@ class BatchNormLayer final : public TrainLayer {
   ParamShard shard(const char* suffix, int value, int grad) {
     const Box4 global{{Range{0, C_}, Range{0, 1}, Range{0, 1}, Range{0, 1}}};
     const Box4 mine{{channels_, Range{0, 1}, Range{0, 1}, Range{0, 1}}};
-    return {name() + suffix, global, Slice::whole(mine), false, vec_[value],
-            grad < 0 ? std::span<float>() : vec_[grad]};
+    return {name() + suffix, global,      Slice::whole(mine),
+            false,           vec_[value], grad < 0 ? std::span<float>() : vec_[grad]};
   }
 
   bool sole_reader_;

@@ -30,30 +30,39 @@ namespace convgrid {
 namespace {
 
 // A seed per layer, from the run's seed.
-uint64_t layer_seed(uint64_t seed, size_t layer) { return splitmix64(seed + kSplitmixGamma * layer); }
+uint64_t layer_seed(uint64_t seed, size_t layer) {
+  return splitmix64(seed + kSplitmixGamma * layer);
+}
 
 class ConvLayer final : public TrainLayer {
  public:
   explicit ConvLayer(const LayerSetup& s)
-      : TrainLayer(s), plan_(*s.plan), procs_(s.procs), rank_(s.rank), seed_(layer_seed(s.seed, s.index)) {
+      : TrainLayer(s),
+        plan_(*s.plan),
+        procs_(s.procs),
+        rank_(s.rank),
+        seed_(layer_seed(s.seed, s.index)) {
     const Layer& layer = s.layer();
     const ConvShape shape = conv_shape(layer, s.batch);
     if (!(plan_.shape == shape)) {
       throw InputError(fmt::format("the plan of layer '{}' is for {}, the layer at batch {} is {}",
-                                   layer.name, plan_.shape.to_string(), s.batch, shape.to_string()));
+                                   layer.name, plan_.shape.to_string(), s.batch,
+                                   shape.to_string()));
     }
     plan_.grid.validate_size(s.procs);
     layout_ = std::make_shared<const LayerLayout>(shape, plan_.grid);
     g_ = plan_.grid.coord_of(s.rank);
     first_ = s.input == nullptr;
-    passes_ = first_ ? std::vector<Pass>{Pass::forward, Pass::backward_weights}
-                     : std::vector<Pass>{Pass::forward, Pass::backward_data, Pass::backward_weights};
+    passes_ = first_
+                  ? std::vector<Pass>{Pass::forward, Pass::backward_weights}
+                  : std::vector<Pass>{Pass::forward, Pass::backward_data, Pass::backward_weights};
     const auto in_place = std::make_shared<const Placement>(Placement::input_of(*layout_));
     if (first_) {
       in_buf_ = describe("in", MemoryGroup::activations, layout_->in_slice(g_).size());
     } else {
-      edge_ = InputEdge(*this, "in", *s.input, in_place->tensor(),
-                        [in_place](int64_t r) { return in_place->slice(r); }, s, s.sole_reader, true);
+      edge_ = InputEdge(
+          *this, "in", *s.input, in_place->tensor(),
+          [in_place](int64_t r) { return in_place->slice(r); }, s, s.sole_reader, true);
     }
     const auto out_place = std::make_shared<const Placement>(Placement::output_of(*layout_));
     set_output({out_place, layout_, out_place->slice(s.rank)}, false);
@@ -62,14 +71,19 @@ class ConvLayer final : public TrainLayer {
     const int64_t ker = layout_->ker_slice(g_).size();
     ker_buf_ = describe("weight", MemoryGroup::parameters, ker);
     dker_buf_ = describe("weight grad", MemoryGroup::parameters, ker);
-    describe_held("weight momentum", MemoryGroup::parameters, static_cast<int64_t>(sizeof(float)) * ker);
+    describe_held("weight momentum", MemoryGroup::parameters,
+                  static_cast<int64_t>(sizeof(float)) * ker);
     if (layer.conv.bias) {
       bias_buf_ = describe("bias", MemoryGroup::parameters, shape.K);
       dbias_buf_ = describe("bias grad", MemoryGroup::parameters, shape.K);
-      describe_held("bias momentum", MemoryGroup::parameters, static_cast<int64_t>(sizeof(float)) * shape.K);
-      if (reproducible()) dbias_sum_buf_ = describe("bias grad sum", MemoryGroup::parameters, shape.K, sizeof(double));
+      describe_held("bias momentum", MemoryGroup::parameters,
+                    static_cast<int64_t>(sizeof(float)) * shape.K);
+      if (reproducible())
+        dbias_sum_buf_ =
+            describe("bias grad sum", MemoryGroup::parameters, shape.K, sizeof(double));
     }
-    describe_held("algorithm", MemoryGroup::layers, modelled_algorithm_bytes(plan_, *layout_, g_, passes_, s.engine));
+    describe_held("algorithm", MemoryGroup::layers,
+                  modelled_algorithm_bytes(plan_, *layout_, g_, passes_, s.engine));
     engine_ = s.engine;
   }
 
@@ -81,11 +95,14 @@ class ConvLayer final : public TrainLayer {
     }
     if (layout_->shape().K > 0 && bias()) {
       const int64_t k = layout_->shape().K;
-      w.backward += (reproducible() ? 2 : 1) * all_reduce_words(k, static_cast<int>(procs_), static_cast<int>(rank_));
+      w.backward += (reproducible() ? 2 : 1) *
+                    all_reduce_words(k, static_cast<int>(procs_), static_cast<int>(rank_));
     }
     return w;
   }
-  LayerWords modelled_edge_words() const override { return first_ ? LayerWords{} : edge_.modelled_words(); }
+  LayerWords modelled_edge_words() const override {
+    return first_ ? LayerWords{} : edge_.modelled_words();
+  }
 
   ActivationData bind(const Communicator& world, ActivationData input, ActivationData) override {
     world_ = &world;
@@ -126,7 +143,8 @@ class ConvLayer final : public TrainLayer {
     const ConvShape& shape = layout_->shape();
     const Slice kslice = layout_->ker_slice(g_);
     std::vector<ParamShard> p{{name() + ".weight", weight_box(shape), kslice, false,
-                               std::span<float>(ker_, kslice.size()), std::span<float>(dker_, kslice.size())}};
+                               std::span<float>(ker_, kslice.size()),
+                               std::span<float>(dker_, kslice.size())}};
     if (bias()) {
       const Box4 b = bias_box();
       p.push_back({name() + ".bias", b, Slice::whole(b), true, std::span<float>(bias_, shape.K),
@@ -140,9 +158,13 @@ class ConvLayer final : public TrainLayer {
  private:
   bool bias() const { return bias_buf_ != kNone; }
   bool reproducible() const { return plan_.algorithm == ConvAlgorithm::reproducible; }
-  Box4 bias_box() const { return {{Range{0, layout_->shape().K}, Range{0, 1}, Range{0, 1}, Range{0, 1}}}; }
+  Box4 bias_box() const {
+    return {{Range{0, layout_->shape().K}, Range{0, 1}, Range{0, 1}, Range{0, 1}}};
+  }
 
-  int64_t modelled_words_of(Pass p) const { return convgrid::modelled_words(plan_, *layout_, g_, p, passes_); }
+  int64_t modelled_words_of(Pass p) const {
+    return convgrid::modelled_words(plan_, *layout_, g_, p, passes_);
+  }
 
   void init_parameters() {
     const ConvShape& shape = layout_->shape();

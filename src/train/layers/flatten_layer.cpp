@@ -10,7 +10,9 @@ class FlattenLayer final : public TrainLayer {
  public:
   explicit FlattenLayer(const LayerSetup& s) : TrainLayer(s) { set_output(*s.input, true); }
 
-  ActivationData bind(const Communicator&, ActivationData input, ActivationData) override { return input; }
+  ActivationData bind(const Communicator&, ActivationData input, ActivationData) override {
+    return input;
+  }
   void forward(StepContext&) override {}
   void backward(StepContext&) override {}
 };

@@ -24,8 +24,10 @@ class PoolLayer final : public TrainLayer {
   explicit PoolLayer(const LayerSetup& s) : TrainLayer(s) {
     const Layer& layer = s.layer();
     if (s.input == nullptr || s.input->grid_layout == nullptr) {
-      throw InputError(fmt::format("layer '{}' ({}) must follow a convolution: it pools in that "
-                                   "layer's blocks", layer.name, to_string(layer.kind)));
+      throw InputError(
+          fmt::format("layer '{}' ({}) must follow a convolution: it pools in that "
+                      "layer's blocks",
+                      layer.name, to_string(layer.kind)));
     }
     geo_ = PoolGeometry{layer.pool, layer.kind == LayerKind::max_pool, layer.in.H, layer.in.W};
     const auto out_place = std::make_shared<const Placement>(

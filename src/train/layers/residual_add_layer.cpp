@@ -20,9 +20,9 @@ class ResidualAddLayer final : public TrainLayer {
     set_output(*s.input, s.sole_reader);
     size_ = s.input->slice.size();
     const auto main = s.input->placement;
-    edge_ = InputEdge(*this, "shortcut", *s.shortcut, main->tensor(),
-                      [main](int64_t r) { return main->slice(r); }, s,
-                      s.shortcut_sole_reader, true);
+    edge_ = InputEdge(
+        *this, "shortcut", *s.shortcut, main->tensor(),
+        [main](int64_t r) { return main->slice(r); }, s, s.shortcut_sole_reader, true);
     if (!in_place()) {
       out_buf_ = describe("out", MemoryGroup::activations, size_);
       dout_buf_ = describe("dout", MemoryGroup::activations, size_);
@@ -31,7 +31,8 @@ class ResidualAddLayer final : public TrainLayer {
 
   LayerWords modelled_edge_words() const override { return edge_.modelled_words(); }
 
-  ActivationData bind(const Communicator& world, ActivationData input, ActivationData shortcut) override {
+  ActivationData bind(const Communicator& world, ActivationData input,
+                      ActivationData shortcut) override {
     main_ = input;
     edge_.bind(*this, world, shortcut);
     out_ = in_place() ? input : ActivationData{take_floats(out_buf_), take_floats(dout_buf_)};

@@ -13,9 +13,11 @@ namespace {
 
 class SoftmaxXentLayer final : public TrainLayer {
  public:
-  explicit SoftmaxXentLayer(const LayerSetup& s) : TrainLayer(s), batch_(s.batch), procs_(s.procs), rank_(s.rank) {
+  explicit SoftmaxXentLayer(const LayerSetup& s)
+      : TrainLayer(s), batch_(s.batch), procs_(s.procs), rank_(s.rank) {
     if (!s.sole_reader) {
-      throw InputError(fmt::format("layer '{}': the loss must be the only reader of its logits", name()));
+      throw InputError(
+          fmt::format("layer '{}': the loss must be the only reader of its logits", name()));
     }
     set_output(*s.input, true);
   }
