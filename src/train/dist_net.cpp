@@ -72,23 +72,4 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
   return ctx.loss;
 }
 
-LayerWords DistNet::step_words() const {
-  LayerWords w;
-  for (const NodeWords& n : step_words_) {
-    w.forward += n.own.forward + n.edge.forward;
-    w.backward += n.own.backward + n.edge.backward;
-  }
-  return w;
-}
-
-LayerWords DistNet::modelled_step_words() const {
-  LayerWords w;
-  for (const auto& node : graph_.nodes()) {
-    const LayerWords own = node.layer->modelled_words(), edge = node.layer->modelled_edge_words();
-    w.forward += own.forward + edge.forward;
-    w.backward += own.backward + edge.backward;
-  }
-  return w;
-}
-
 }  // namespace convgrid

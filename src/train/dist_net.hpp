@@ -71,9 +71,6 @@ class DistNet {
     LayerWords own, edge;
   };
   const std::vector<NodeWords>& last_step_words() const { return step_words_; }
-  // Totals over nodes of the last step: measured and modelled.
-  LayerWords step_words() const;
-  LayerWords modelled_step_words() const;
 
  private:
   const Communicator& world_;

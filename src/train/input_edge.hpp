@@ -33,8 +33,6 @@ class InputEdge {
   void bind(TrainLayer& owner, const Communicator& world, ActivationData from);
   float* data() const { return data_; }
   float* grad() const { return grad_; }
-  // Whether grad() is the producer's gradient itself (the layer then writes there, unshared).
-  bool grad_in_place() const { return grad_ == from_.grad; }
 
   void forward(TrafficCounter& traffic);
   // Adds grad() into the producer's gradient (nothing to do when it is that storage).
