@@ -356,7 +356,7 @@ void add_step_command(CLI::App& app, Registry& registry) {
               "redistributions between them: words against the model on every rank, time against the model");
   sub->add_option("--network", o->network, "Built-in network (resnet50, vgg16, fmnist) or JSON file");
   sub->add_option("--batch", o->batch, "Batch size");
-  sub->add_option("--plan", o->strategy, "planner (every grid), data (data parallelism) or hybrid (best batch x spatial)");
+  sub->add_option("--plan", o->strategy, "planner (every grid), data (data parallelism), hybrid (best batch x spatial) or channel (channel x filter)");
   sub->add_option("--objective", o->plan.objective, "Planner objective: volume or time")
       ->check(CLI::IsMember({"volume", "time"}));
   sub->add_option("--profile", o->plan.profile, "Machine profile of the modelled times");

@@ -36,6 +36,6 @@ done
 expect_fail_with "--compute model skips the kernels and works on a simulated clock" step --network fmnist --batch 4 --compute model
 expect_fail_with "--compute comm skips the kernels" step --network fmnist --batch 4 --compute comm
 expect_fail_with "--compute 'fast': expected run, model or comm" step --network fmnist --batch 4 --compute fast
-expect_fail_with "--plan 'best': expected planner, data or hybrid" step --network fmnist --batch 4 --plan best
+expect_fail_with "--plan 'best': expected planner, data, hybrid or channel" step --network fmnist --batch 4 --plan best
 expect_fail_with "--compute model skips the kernels" conv --shape N=1,C=1,H=4,W=4,K=1,R=1,S=1 --compute model
 expect_fail_with "--compute model skips the kernels" bench --layers res5a_branch2b --compute model
