@@ -9,7 +9,23 @@
 #include "train/layer_registry.hpp"
 
 namespace convgrid {
-namespace {}  // namespace
+namespace {
+
+// How many layers read each layer's output (as input or residual); the last entry: the network
+// input's readers.
+std::vector<int> reader_counts(const Network& net) {
+  const auto& layers = net.layers();
+  const size_t L = layers.size();
+  std::vector<int> readers(L + 1, 0);
+  for (size_t i = 0; i < L; ++i) {
+    const std::optional<size_t> p = net.producer(i);
+    ++readers[p ? *p : L];
+    if (!layers[i].residual.empty()) ++readers[*net.find(layers[i].residual)];
+  }
+  return readers;
+}
+
+}  // namespace
 
 void check_trainable(const Network& net) {
   const auto& layers = net.layers();
@@ -27,12 +43,7 @@ void check_trainable(const Network& net) {
                     net.name()));
   }
   // The network input: read by one layer, a compute layer or a flatten read by one compute layer.
-  std::vector<int> readers(L + 1, 0);  // readers[L]: of the network input
-  for (size_t i = 0; i < L; ++i) {
-    const std::optional<size_t> p = net.producer(i);
-    ++readers[p ? *p : L];
-    if (!layers[i].residual.empty()) ++readers[*net.find(layers[i].residual)];
-  }
+  const std::vector<int> readers = reader_counts(net);  // readers[L]: of the network input
   bool fed = false;
   for (size_t i = 0; i < L && !fed; ++i) {
     const Layer& layer = layers[i];
@@ -69,13 +80,8 @@ TrainGraph::TrainGraph(const Network& net, const std::vector<LayerPlan>& plans, 
   check_trainable(net);
   const auto& layers = net.layers();
   const size_t L = layers.size();
-  const size_t kInput = L;  // readers_[kInput]: of the network input
-  std::vector<int> readers(L + 1, 0);
-  for (size_t i = 0; i < L; ++i) {
-    const std::optional<size_t> p = net.producer(i);
-    ++readers[p ? *p : kInput];
-    if (!layers[i].residual.empty()) ++readers[*net.find(layers[i].residual)];
-  }
+  const size_t kInput = L;  // readers[kInput]: of the network input
+  const std::vector<int> readers = reader_counts(net);
   const size_t compute_count = net.compute_layers().size();
   if (plans.size() != compute_count) {
     throw InputError(fmt::format("{} plans for the {} compute layers of '{}'", plans.size(),
