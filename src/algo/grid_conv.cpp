@@ -48,7 +48,9 @@ double now() { return MPI_Wtime(); }
 GridConv::GridConv(const ConvShape& shape, const ProcessGrid& grid, Backend backend)
     : grid_(grid),
       layout_(shape, grid.dims()),
-      local_(layout_.local_shape(grid.coord()), /*with_bias=*/false, backend) {
+      input_in_place_(layout_.input_inside_block(grid.coord())),
+      local_(input_in_place_ ? layout_.block_shape(grid.coord()) : layout_.local_shape(grid.coord()),
+             /*with_bias=*/false, backend) {
   const GridCoord g = coord();
   in_block_box_ = layout_.in_block(g);
   in_needed_box_ = layout_.in_needed(g);
@@ -65,7 +67,6 @@ GridConv::GridConv(const ConvShape& shape, const ProcessGrid& grid, Backend back
   ker_counts_ = f.ker_size;
   for (const Slice& k : f.ker) ker_displs_.push_back(k.flat.begin);
   in_displs_ = prefix_displs(in_counts_);
-  input_in_place_ = layout_.input_in_place(g);
   out_displs_ = prefix_displs(out_counts_);
 }
 
@@ -85,7 +86,7 @@ void GridConv::timed_compute(F&& f) {
 
 // In[n,c | block] := all-gather over k-fibre; In[halo] := point to point over the spatial fibre.
 void GridConv::gather_input(const float* in, TrafficCounter& traffic) {
-  if (input_in_place_) {  // the at-rest slice is the whole needed input: use it where it is
+  if (input_in_place_) {  // the needed input lies inside the at-rest slice: use it where it is
     in_local_ = in;
     return;
   }
@@ -201,7 +202,7 @@ void GridConv::backward_data(const float* dout, const float* ker, float* din,
     if (!held_.ker_block) gather_weights(ker, traffic);
   });
   held_ = held_after(Pass::backward_data, held_);
-  if (input_in_place_) {  // the needed input is the at-rest slice: no halo, no k-fibre
+  if (input_in_place_) {  // the needed input lies inside the at-rest slice: no halo, no k-fibre
     timed_compute([&] { local_.backward_data(dout_local_, ker_local_, din); });
     return;
   }

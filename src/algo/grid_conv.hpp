@@ -82,6 +82,7 @@ class GridConv {
 
   const ProcessGrid& grid_;
   LayerLayout layout_;
+  bool input_in_place_;  // the kernel reads In's at-rest slice (LayerLayout::input_inside_block)
   LocalConv local_;
   Held held_;
   PassSeconds seconds_;
@@ -96,7 +97,6 @@ class GridConv {
   std::vector<int64_t> out_counts_, out_displs_;
   std::vector<int64_t> ker_counts_, ker_displs_;    // flat slices of the Ker block
 
-  bool input_in_place_ = false;  // In's needed region is this rank's whole at-rest slice
   // The operands of the local kernel: gathered buffers, or the caller's slices in place.
   const float* in_local_ = nullptr;
   const float* ker_local_ = nullptr;

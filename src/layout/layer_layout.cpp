@@ -75,9 +75,24 @@ bool LayerLayout::input_in_place(GridCoord g) const {
          halo_send(g).empty();
 }
 
-ConvShape LayerLayout::local_shape(GridCoord g) const {
+bool LayerLayout::input_inside_block(GridCoord g) const {
+  return dims_.Pk == 1 && halo_recv(g).empty() && halo_send(g).empty() &&
+         in_block(g).intersect(in_needed(g)) == in_needed(g);
+}
+
+ConvShape LayerLayout::local_shape(GridCoord g) const { return shape_on(g, in_needed(g)); }
+
+ConvShape LayerLayout::block_shape(GridCoord g) const {
+  ConvShape l = shape_on(g, in_block(g));
+  // Rows past the last read one: fewer than the stride (see owned() and needed()), so with no
+  // padding there the kernel's output extent, floor((H + pads - span) / stride) + 1, is unchanged.
+  l.pad_bottom = std::max<int64_t>(l.pad_bottom, 0);
+  l.pad_right = std::max<int64_t>(l.pad_right, 0);
+  return l;
+}
+
+ConvShape LayerLayout::shape_on(GridCoord g, const Box4& in) const {
   ConvShape l = shape_;
-  const Box4 in = in_needed(g);
   const Box4 out = out_block(g);
   l.N = in.extent(0);
   l.C = in.extent(1);

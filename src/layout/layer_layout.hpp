@@ -73,9 +73,18 @@ class LayerLayout {
   // either way): the grid algorithm then uses the slice where it lies, without a copy.
   bool input_in_place(GridCoord g) const;
 
+  // True when no k-fibre and no halo either way: the needed input lies inside the at-rest slice,
+  // which may go on past it by a few rows or columns no output reads (a 1x1 filter at stride 2
+  // on an even image). The grid algorithm then gives the kernel the slice where it lies, shaped
+  // as block_shape(g).
+  bool input_inside_block(GridCoord g) const;
+
   // The rank's local convolution: input in_needed(g), output out_block(g), weights ker_block(g),
   // with the padding that remains at the image border.
   ConvShape local_shape(GridCoord g) const;
+  // The same convolution on input in_block(g) (for input_inside_block(g)): the unread rows and
+  // columns at the end (fewer than the stride) take the place of bottom and right padding.
+  ConvShape block_shape(GridCoord g) const;
 
   // Read input pixels in a region of In (what travels when that region is sent).
   int64_t read_count(const Slice& s) const;
@@ -88,6 +97,9 @@ class LayerLayout {
   std::vector<HaloPiece> halo_send(GridCoord g) const;
 
  private:
+  // The local convolution of g's outputs on input box `in` (pads from where `in` lies).
+  ConvShape shape_on(GridCoord g, const Box4& in) const;
+
   template <class BoxOf, class RowsOf, class ColsOf>
   std::vector<HaloPiece> halo_pieces(GridCoord g, BoxOf box_of, Range rows, Range cols,
                                      RowsOf rows_of, ColsOf cols_of) const;

@@ -15,7 +15,7 @@ int64_t grid_memory_bytes(const LayerLayout& L, GridCoord g, const std::vector<P
   int64_t halo_recv = 0, halo_send = 0;
   for (const HaloPiece& p : L.halo_recv(g)) halo_recv += p.words;
   for (const HaloPiece& p : L.halo_send(g)) halo_send += p.words;
-  const bool in_place = L.input_in_place(g);
+  const bool in_place = L.input_inside_block(g);
   int64_t in_read_total = 0;
   int64_t in_read_own = 0;
   for (int64_t j = 0; j < d.Pk; ++j) {
@@ -84,7 +84,7 @@ int64_t grid_memory_bytes(const LayerLayout& L, GridCoord g, const std::vector<P
     }
   }
   words += (has_in ? in_slice : 0) + (has_ker ? ker_slice : 0) + (has_dout ? out_slice : 0);
-  return 4 * (words + send + recv) + engine_bytes(L.local_shape(g), false, engine, passes);
+  return 4 * (words + send + recv) + engine_bytes(in_place ? L.block_shape(g) : L.local_shape(g), false, engine, passes);
 }
 
 }  // namespace convgrid
