@@ -14,6 +14,7 @@
 #include "convgrid/error.hpp"
 #include "comm/exchange.hpp"
 #include "layout/fibre_slices.hpp"
+#include "kernel/vector_loops.hpp"
 #include "layout/pack.hpp"
 #include "model/streamed_volume.hpp"
 
@@ -50,11 +51,6 @@ Box4 with(Box4 b, int dim, Range r) {
 
 // MPI's clock: wall time under Open MPI, simulated time under SMPI.
 double now() { return MPI_Wtime(); }
-
-// dst[i] += src[i]: a panel's contribution to the accumulated result.
-void add_into(float* dst, const float* src, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
-}
 
 // Adds a chunk of samples of a block (box order, in `chunk_values`) into the block kept in the
 // slice order of a fibre's reduce-scatter: slices[j] at acc + displs[j].

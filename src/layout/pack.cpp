@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "kernel/vector_loops.hpp"
+
 namespace convgrid {
 namespace {
 
@@ -30,7 +32,7 @@ class RunMover {
     const float* s = src_ + from_;
     float* d = dst_ + to_;
     if (add_) {
-      for (int64_t i = 0; i < n_; ++i) d[i] += s[i];
+      add_into(d, s, n_);
     } else {
       std::copy(s, s + n_, d);
     }

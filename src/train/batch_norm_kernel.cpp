@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "convgrid/error.hpp"
+#include "kernel/vector_loops.hpp"
 
 namespace convgrid {
 namespace {
@@ -56,8 +57,8 @@ void for_each_real_run(const Slice& slice, Range channels, std::span<const float
 
 // The sums over i < len of p[i] and of p[i] * (q[i] - shift), in double: eight partial sums of
 // each (the compiler vectorises them), added in a fixed order.
-std::pair<double, double> sum_and_moment(const float* p, const float* q, double shift,
-                                         int64_t len) {
+CONVGRID_VECTOR_CLONES std::pair<double, double> sum_and_moment(const float* p, const float* q,
+                                                                double shift, int64_t len) {
   double part_a[8] = {}, part_b[8] = {};
   int64_t i = 0;
   for (; i + 8 <= len; i += 8) {
@@ -84,6 +85,18 @@ BnStats stats_of(std::vector<double> mean, std::vector<double> var, int64_t coun
   s.inv_std.resize(s.var.size());
   for (size_t i = 0; i < s.var.size(); ++i) s.inv_std[i] = 1.0 / std::sqrt(s.var[i] + eps);
   return s;
+}
+
+// out[i] = (v[i] - mean) * scale + shift.
+CONVGRID_VECTOR_CLONES void scale_shift_run(const float* v, float mean, float scale, float shift,
+                                            float* out, int64_t len) {
+  for (int64_t i = 0; i < len; ++i) out[i] = (v[i] - mean) * scale + shift;
+}
+
+// out[i] = scale (d[i] - a) - b (v[i] - mean).
+CONVGRID_VECTOR_CLONES void input_grad_run(const float* v, const float* d, float mean, float scale,
+                                           float a, float b, float* out, int64_t len) {
+  for (int64_t i = 0; i < len; ++i) out[i] = scale * (d[i] - a) - b * (v[i] - mean);
 }
 
 }  // namespace
@@ -165,10 +178,7 @@ void bn_normalize(const Slice& slice, const float* x, Range channels, const BnSt
     const int64_t c = ch - channels.begin;
     const float mean = static_cast<float>(stats.mean[c]);
     const float scale = static_cast<float>(gamma[c] * stats.inv_std[c]);
-    const float shift = beta[c];
-    const float* v = x + off;
-    float* out = y + off;
-    for (int64_t i = 0; i < len; ++i) out[i] = (v[i] - mean) * scale + shift;
+    scale_shift_run(x + off, mean, scale, beta[c], y + off, len);
   });
 }
 
@@ -216,9 +226,7 @@ void bn_input_grad(const Slice& slice, const float* x, const float* dy, Range ch
     const float scale = static_cast<float>(k), mean = static_cast<float>(stats.mean[c]);
     const float a = static_cast<float>(sum_dy[c] / count);
     const float b = static_cast<float>(k * stats.inv_std[c] * sum_dy_xhat[c] / count);
-    const float* v = x + off;
-    const float* d = dy + off;
-    for (int64_t i = 0; i < len; ++i) out[i] = scale * (d[i] - a) - b * (v[i] - mean);
+    input_grad_run(x + off, dy + off, mean, scale, a, b, out, len);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "comm/collectives.hpp"
+#include "kernel/vector_loops.hpp"
 #include "sim/compute.hpp"
 #include "convgrid/error.hpp"
 #include "model/redistribution.hpp"
@@ -167,7 +168,7 @@ void unpack(const std::vector<std::vector<Run>>& runs, const std::vector<int64_t
     for (const Run& run : runs[r]) {
       float* dst = to + run.*at;
       if (add) {
-        for (int64_t i = 0; i < run.length; ++i) dst[i] += in[i];
+        add_into(dst, in, run.length);
       } else {
         std::memcpy(dst, in, run.length * sizeof(float));
       }
@@ -207,7 +208,7 @@ void BoxExchange::reverse_add(const float* wanted_grad, float* held_grad, Traffi
   for (const Run& run : self_runs_) {
     float* dst = held_grad + run.held;
     const float* src = wanted_grad + run.wanted;
-    for (int64_t i = 0; i < run.length; ++i) dst[i] += src[i];
+    add_into(dst, src, run.length);
   }
 }
 

@@ -1,13 +1,15 @@
 // ReLU and bias on a slice, one run (consecutive elements of one sample and channel) at a time.
 #include "train/elementwise.hpp"
 
+#include "kernel/vector_loops.hpp"
+
 namespace convgrid {
 
-void relu_forward(float* data, int64_t n) {
+CONVGRID_VECTOR_CLONES void relu_forward(float* data, int64_t n) {
   for (int64_t i = 0; i < n; ++i) data[i] = data[i] > 0.0f ? data[i] : 0.0f;
 }
 
-void relu_backward(const float* y, float* grad, int64_t n) {
+CONVGRID_VECTOR_CLONES void relu_backward(const float* y, float* grad, int64_t n) {
   for (int64_t i = 0; i < n; ++i) grad[i] = y[i] > 0.0f ? grad[i] : 0.0f;
 }
 

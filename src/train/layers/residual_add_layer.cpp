@@ -7,6 +7,7 @@
 //   backward: dmain += dout; dshortcut := dout, sent back to the shortcut's holders and added
 #include <algorithm>
 
+#include "kernel/vector_loops.hpp"
 #include "train/input_edge.hpp"
 #include "train/train_layer.hpp"
 
@@ -44,15 +45,15 @@ class ResidualAddLayer final : public TrainLayer {
     const float* add = edge_.data();
     if (!in_place()) {
       std::fill(out_.grad, out_.grad + size_, 0.0f);
-      for (int64_t i = 0; i < size_; ++i) out_.data[i] = main_.data[i] + add[i];
+      add_arrays(main_.data, add, out_.data, size_);
       return;
     }
-    for (int64_t i = 0; i < size_; ++i) out_.data[i] += add[i];
+    add_into(out_.data, add, size_);
   }
 
   void backward(StepContext&) override {
     if (!in_place()) {
-      for (int64_t i = 0; i < size_; ++i) main_.grad[i] += out_.grad[i];
+      add_into(main_.grad, out_.grad, size_);
     }
     std::copy(out_.grad, out_.grad + size_, edge_.grad());
     edge_.backward(edge_traffic_);
