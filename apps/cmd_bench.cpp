@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "compute_flag.hpp"
+#include "kernel_flags.hpp"
 #include "convgrid/error.hpp"
 #include "layer_run.hpp"
 #include "nn/resnet50_layers.hpp"
@@ -33,6 +33,7 @@ struct BenchOptions {
   int64_t panels = 0;
   std::string json;
   std::string compute = "run";
+  int threads = 0;  // kernel threads per rank; 0: fitted to the launch
 };
 
 const std::vector<Pass> kStep = {Pass::forward, Pass::backward_data, Pass::backward_weights};
@@ -67,6 +68,7 @@ StepFigures time_step(const ConvShape& shape, const GridDims& dims, const Commun
 int run_bench(const BenchOptions& o) {
   apply_compute_flag(o.compute);
   const Communicator world = Communicator::world();
+  apply_threads_flag(o.threads, world);
   const int P = world.size();
   if (o.repeat < 1) throw InputError(fmt::format("--repeat {} must be at least 1", o.repeat));
   const Backend backend = o.backend == "reference" ? Backend::reference : Backend::onednn;
@@ -174,6 +176,7 @@ void add_bench_command(CLI::App& app, Registry& registry) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--json", o->json, "Write the rows as JSON");
   add_compute_flag(sub, o->compute);
+  add_threads_flag(sub, o->threads);
   registry.emplace_back(sub, [o] { return run_bench(*o); });
 }
 

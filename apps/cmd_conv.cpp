@@ -16,7 +16,7 @@
 #include "algo/grid_conv.hpp"
 #include "comm/communicator.hpp"
 #include "commands.hpp"
-#include "compute_flag.hpp"
+#include "kernel_flags.hpp"
 #include "conv_report.hpp"
 #include "layer_run.hpp"
 #include "convgrid/error.hpp"
@@ -48,6 +48,7 @@ struct ConvOptions {
   bool check = false;
   std::string json;
   std::string compute = "run";
+  int threads = 0;  // kernel threads per rank; 0: fitted to the launch
 };
 
 std::vector<Pass> passes_of(const std::string& name) {
@@ -114,6 +115,7 @@ int run_conv(const ConvOptions& o) {
   apply_compute_flag(o.compute);
   require(!o.check || !sim::kernels_skipped(), "--check compares computed results: it needs --compute run");
   const Communicator world = Communicator::world();
+  apply_threads_flag(o.threads, world);
   const ConvShape shape = ConvShape::parse(o.shape);
   const std::vector<Pass> passes = passes_of(o.pass);
   check_file_flags(o, passes);
@@ -249,6 +251,7 @@ void add_conv_command(CLI::App& app, Registry& registry) {
   sub->add_option("--seed", o->seed, "Seed of the generated inputs");
   sub->add_option("--repeat", o->repeat, "Timed repeats after one warm-up");
   add_compute_flag(sub, o->compute);
+  add_threads_flag(sub, o->threads);
   sub->add_flag("--check", o->check, "Compare with the loop-nest reference; exit 2 if off by more than 1e-4 relative");
   sub->add_option("--json", o->json, "Write the figures as JSON");
   registry.emplace_back(sub, [o] { return run_conv(*o); });

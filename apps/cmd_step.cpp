@@ -38,7 +38,7 @@
 #include "comm/collective_check.hpp"
 #include "comm/communicator.hpp"
 #include "commands.hpp"
-#include "compute_flag.hpp"
+#include "kernel_flags.hpp"
 #include "convgrid/error.hpp"
 #include "grid/process_grid.hpp"
 #include "layer_run.hpp"
@@ -60,6 +60,7 @@ struct StepOptions {
   std::string strategy = "planner";  // planner | data | hybrid
   PlanFlags plan;
   std::string compute = "run";
+  int threads = 0;  // kernel threads per rank; 0: fitted to the launch
   std::string backend = "onednn";
   std::string json;
 };
@@ -195,6 +196,7 @@ int64_t max_at_root(const Communicator& world, int64_t value) {
 int run_step(const StepOptions& o) {
   apply_compute_flag(o.compute);
   const Communicator world = Communicator::world();
+  apply_threads_flag(o.threads, world);
   const bool root = world.rank() == 0;
   family_of(o.strategy);  // InputError for an unknown one, before any work
   const Network net = load_network(o.network);
@@ -362,6 +364,7 @@ void add_step_command(CLI::App& app, Registry& registry) {
   sub->add_option("--profile", o->plan.profile, "Machine profile of the modelled times");
   sub->add_option("--backend", o->backend, "Local kernels")->check(CLI::IsMember({"onednn", "reference"}));
   add_compute_flag(sub, o->compute);
+  add_threads_flag(sub, o->threads);
   sub->add_option("--json", o->json, "Write the figures as JSON");
   registry.emplace_back(sub, [o] { return run_step(*o); });
 }

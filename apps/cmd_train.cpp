@@ -11,9 +11,11 @@
 #include "commands.hpp"
 #include "convgrid/error.hpp"
 #include "io/idx.hpp"
+#include "kernel_flags.hpp"
 #include "plan_flags.hpp"
 #include "train/training_job.hpp"
 #include "train_progress.hpp"
+#include "kernel_flags.hpp"
 #include "train_report.hpp"
 
 namespace convgrid::cli {
@@ -187,7 +189,7 @@ void add_train_command(CLI::App& app, Registry& registry) {
                   "use only the first N training samples (0: all)");
   sub->add_option("--test-samples", j.data.test_samples,
                   "use only the first N test samples (0: all)");
-  sub->add_option("--threads", j.threads, "kernel threads per rank (0: the default)");
+  add_threads_flag(sub, j.threads);
   sub->add_option("--progress-every", o->progress_every,
                   "steps between progress lines (not a terminal)")
       ->capture_default_str();

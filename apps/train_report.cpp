@@ -20,9 +20,9 @@ std::string plan_text(const LayerPlan& p) {
 }  // namespace
 
 void print_job_start(const TrainJobReport& r, bool reproducible) {
-  fmt::print("convgrid train: {} on {} ranks, batch {}, {} training and {} test samples{}\n",
+  fmt::print("convgrid train: {} on {} ranks, batch {}, {} training and {} test samples{}; {}\n",
              r.network, r.procs, r.batch, r.train_count, r.test_count,
-             reproducible ? ", reproducible arithmetic" : "");
+             reproducible ? ", reproducible arithmetic" : "", threads_text(r.threads));
   fmt::print("{:<24} {:<16} {:>8} {:>18}  {}\n", "layer", "grid", "panels", "moved in (words)",
              "algorithm");
   const NetworkPlan& plan = r.plan.plan;
@@ -108,6 +108,7 @@ void write_job_json(const std::string& path, const TrainJobReport& r, nlohmann::
   j.update({{"network", r.network},
             {"procs", r.procs},
             {"batch", r.batch},
+            {"kernel_threads", r.threads.threads},
             {"train_samples", r.train_count},
             {"test_samples", r.test_count},
             {"layers", layers},

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/kernel_threads.hpp"
 #include "nn/network.hpp"
 #include "plan/network_planner.hpp"
 #include "train/augment.hpp"
@@ -69,6 +70,7 @@ struct NodeWordsReport {
 struct TrainJobReport {
   std::string network;
   int64_t procs = 0, batch = 0, train_count = 0, test_count = 0;
+  ThreadFit threads;  // rank 0's kernel threads
   TrainingJobPlan plan;
   std::vector<NodeWordsReport> nodes;  // empty when no training step ran
   std::vector<int64_t> tracked_bytes_by_rank, modelled_bytes_by_rank;  // on rank 0 only
