@@ -20,9 +20,10 @@ std::string plan_text(const LayerPlan& p) {
 }  // namespace
 
 void print_job_start(const TrainJobReport& r, bool reproducible) {
-  fmt::print("convgrid train: {} on {} ranks, batch {}, {} training and {} test samples{}; {}\n",
+  fmt::print("convgrid train: {} on {} ranks, batch {}, {} training and {} test samples{}\n",
              r.network, r.procs, r.batch, r.train_count, r.test_count,
-             reproducible ? ", reproducible arithmetic" : "", threads_text(r.threads));
+             reproducible ? ", reproducible arithmetic" : "");
+  fmt::print("{}\n", threads_text(r.threads));
   fmt::print("{:<24} {:<16} {:>8} {:>18}  {}\n", "layer", "grid", "panels", "moved in (words)",
              "algorithm");
   const NetworkPlan& plan = r.plan.plan;
