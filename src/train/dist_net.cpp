@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "convgrid/error.hpp"
 
 namespace convgrid {
@@ -30,7 +32,25 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
     : world_(world),
       batch_(batch),
       graph_(net, plans_for(plans, arithmetic, net), batch, world.size(), world.rank(), seed,
-             backend) {
+             backend),
+      memory_(plan_step_memory(graph_)),
+      arena_(memory_.arena_bytes / static_cast<int64_t>(sizeof(float))) {
+  auto& nodes = graph_.nodes();
+  std::vector<std::vector<std::byte*>> places(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) places[i].resize(nodes[i].layer->buffers().size());
+  auto* base = reinterpret_cast<std::byte*>(arena_.data());
+  for (const ArenaSlot& s : memory_.slots) places[s.node][s.buffer] = base + s.offset;
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i].layer->place_activations(std::move(places[i]));
+  zero_at_.resize(2 * nodes.size());
+  poison_at_.resize(2 * nodes.size());
+  for (const ArenaSlot& s : memory_.slots) {
+    const size_t t = static_cast<size_t>(s.life.first);
+    if (s.zero_at_first) {
+      zero_at_[t].push_back({base + s.offset, s.bytes});
+    } else if (s.kind != Life::step) {  // the loader fills the step's input before the step
+      poison_at_[t].push_back({base + s.offset, s.bytes});
+    }
+  }
   std::vector<ActivationData> data;
   for (auto& node : graph_.nodes()) {
     const ActivationData in = node.input >= 0 ? data[node.input] : ActivationData{};
@@ -55,9 +75,16 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
   StepContext ctx{labels, weights, train, {}};
   auto& nodes = graph_.nodes();
   const auto words = [](TrafficCounter& t) { return t.traffic().words(); };
-  for (size_t i = 0; i < nodes.size(); ++i) {
+  const auto zero = [&](size_t t) {
+    for (const auto& [p, bytes] : zero_at_[t]) std::memset(p, 0, static_cast<size_t>(bytes));
+    if (!poison_) return;
+    for (const auto& [p, bytes] : poison_at_[t]) std::memset(p, 0xff, static_cast<size_t>(bytes));  // NaN
+  };
+  const size_t n = nodes.size();
+  for (size_t i = 0; i < n; ++i) {
     TrainLayer& l = *nodes[i].layer;
     const int64_t own = words(l.traffic()), edge = words(l.edge_traffic());
+    zero(i);
     l.forward(ctx);
     step_words_[i] = {{words(l.traffic()) - own, 0}, {words(l.edge_traffic()) - edge, 0}};
   }
@@ -65,6 +92,7 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
   for (size_t i = nodes.size(); i-- > 0;) {
     TrainLayer& l = *nodes[i].layer;
     const int64_t own = words(l.traffic()), edge = words(l.edge_traffic());
+    zero(2 * n - 1 - i);
     l.backward(ctx);
     step_words_[i].own.backward = words(l.traffic()) - own;
     step_words_[i].edge.backward = words(l.edge_traffic()) - edge;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -20,6 +21,7 @@
 #include "nn/network.hpp"
 #include "plan/layer_planner.hpp"
 #include "train/softmax_xent.hpp"
+#include "train/step_memory.hpp"
 #include "train/train_graph.hpp"
 #include "train/train_layer.hpp"
 
@@ -60,6 +62,11 @@ class DistNet {
   XentResult step(std::span<const int32_t> labels, std::span<const float> weights, bool train);
 
   // Trainable parameters, and state that is checkpointed but not trained (running statistics).
+  // Tests: fill every other activation buffer with NaN as its life begins (bytes 0xff), so that a
+  // pass reading a buffer before it is written, or after its bytes went to another, shows.
+  void poison_buffers_as_lives_begin(bool on) { poison_ = on; }
+  const StepMemoryPlan& memory_plan() const { return memory_; }
+
   std::vector<ParamShard>& params() { return params_; }
   std::vector<ParamShard>& state() { return state_; }
 
@@ -76,6 +83,11 @@ class DistNet {
   const Communicator& world_;
   int64_t batch_;
   TrainGraph graph_;
+  StepMemoryPlan memory_;
+  Buffer arena_;  // every activation buffer, at its place in memory_
+  std::vector<std::vector<std::pair<std::byte*, int64_t>>> zero_at_;  // by step time: gradients
+  std::vector<std::vector<std::pair<std::byte*, int64_t>>> poison_at_;  // by step time: the others
+  bool poison_ = false;
   std::vector<ParamShard> params_, state_;
   std::vector<NodeWords> step_words_;
   float* input_ = nullptr;

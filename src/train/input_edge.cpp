@@ -5,7 +5,8 @@ namespace convgrid {
 
 InputEdge::InputEdge(TrainLayer& owner, const std::string& role, const ActivationSpread& from,
                      Box4 wanted_tensor, std::function<Slice(int64_t)> wanted,
-                     const LayerSetup& setup, bool sole_reader, bool wanted_partitions)
+                     const LayerSetup& setup, bool sole_reader, bool wanted_partitions,
+                     Life data_life)
     : from_placement_(from.placement),
       wanted_tensor_(wanted_tensor),
       wanted_(std::move(wanted)),
@@ -21,9 +22,9 @@ InputEdge::InputEdge(TrainLayer& owner, const std::string& role, const Activatio
                               setup.procs, setup.rank, known);
   if (setup.moves_cache != nullptr) (*setup.moves_cache)[key] = figures_.moves;
   owner.describe_held(role + " staging", MemoryGroup::exchanges, figures_.staging_bytes);
-  if (!figures_.identity) data_buf_ = owner.describe(role, MemoryGroup::activations, wanted_size_);
+  if (!figures_.identity) data_buf_ = owner.describe_activation(role, data_life, wanted_size_);
   if (!(figures_.identity && sole_reader_)) {
-    grad_buf_ = owner.describe("d" + role, MemoryGroup::activations, wanted_size_);
+    grad_buf_ = owner.describe_activation("d" + role, Life::backward, wanted_size_);
   }
 }
 

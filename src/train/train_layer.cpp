@@ -23,6 +23,13 @@ size_t TrainLayer::describe(std::string role, MemoryGroup group, int64_t count,
   return specs_.size() - 1;
 }
 
+size_t TrainLayer::describe_activation(std::string role, Life life, int64_t count,
+                                       int64_t element_bytes) {
+  const size_t index = describe(std::move(role), MemoryGroup::activations, count, element_bytes);
+  specs_[index].life = life;
+  return index;
+}
+
 void TrainLayer::describe_held(std::string role, MemoryGroup group, int64_t bytes) {
   specs_.push_back({std::move(role), group, bytes});
   counts_.push_back(-1);
@@ -30,36 +37,43 @@ void TrainLayer::describe_held(std::string role, MemoryGroup group, int64_t byte
 
 int64_t TrainLayer::count(size_t index) const { return counts_.at(index); }
 
-namespace {
+void* TrainLayer::bound(size_t index) const { return index < bound_.size() ? bound_[index] : nullptr; }
 
-// The storage of buffer `index` in `pool` (one slot per described buffer), allocated once.
-template <class Vector, class Make>
-auto* take(std::vector<Vector>& pool, size_t slots, size_t index, Make&& make) {
-  if (pool.size() < slots) pool.resize(slots);
-  if (pool[index].size() == 0) pool[index] = make();
-  return pool[index].data();
+template <class T, class Vector, class Make>
+T* TrainLayer::take(std::vector<Vector>& pool, size_t index, Make&& make) {
+  const int64_t n = count(index);
+  if (specs_.at(index).bytes != n * static_cast<int64_t>(sizeof(T))) {
+    throw Error(fmt::format("layer '{}': buffer '{}' is not of {}-byte elements", name_,
+                            specs_[index].role, sizeof(T)));
+  }
+  if (bound_.size() < specs_.size()) bound_.resize(specs_.size(), nullptr);
+  if (bound_[index] != nullptr) return static_cast<T*>(bound_[index]);
+  if (specs_[index].life != Life::persistent) {
+    if (index >= places_.size() || places_[index] == nullptr) {
+      throw Error(fmt::format("layer '{}': activation buffer '{}' has no place in the arena", name_,
+                              specs_[index].role));
+    }
+    bound_[index] = places_[index];
+    return static_cast<T*>(bound_[index]);
+  }
+  if (pool.size() < specs_.size()) pool.resize(specs_.size());
+  pool[index] = make(n);
+  bound_[index] = pool[index].data();
+  return static_cast<T*>(bound_[index]);
 }
 
-}  // namespace
-
 float* TrainLayer::take_floats(size_t index) {
-  const int64_t n = count(index);
-  if (specs_[index].bytes != n * static_cast<int64_t>(sizeof(float))) {
-    throw Error(fmt::format("layer '{}': buffer '{}' is not of floats", name_, specs_[index].role));
-  }
-  return take(floats_, specs_.size(), index, [n] { return Buffer(n); });
+  return take<float>(floats_, index, [](int64_t n) { return Buffer(n); });
 }
 
 double* TrainLayer::take_doubles(size_t index) {
-  const int64_t n = count(index);
-  return take(doubles_, specs_.size(), index,
-              [n] { return TrackedVector<double>(static_cast<size_t>(n), 0.0); });
+  return take<double>(doubles_, index,
+                      [](int64_t n) { return TrackedVector<double>(static_cast<size_t>(n), 0.0); });
 }
 
 int32_t* TrainLayer::take_ints(size_t index) {
-  const int64_t n = count(index);
-  return take(ints_, specs_.size(), index,
-              [n] { return TrackedVector<int32_t>(static_cast<size_t>(n), 0); });
+  return take<int32_t>(ints_, index,
+                       [](int64_t n) { return TrackedVector<int32_t>(static_cast<size_t>(n), 0); });
 }
 
 ExchangeFigures exchange_figures(const Placement& held, const Box4& wanted_tensor,

@@ -9,13 +9,20 @@
 // anything. bind() then allocates exactly the described buffers and builds the exchanges with the
 // communicator, and forward()/backward() run.
 //
-// Gradients. At the start of every step the network zeroes the gradient of each activation a
-// layer owns; a layer adds its input's gradient into its producer's storage, or writes it there
-// directly when it is the only reader of that input (LayerSetup::sole_reader). In-place layers
-// (ReLU, flatten, a residual add whose main input has no other reader) use their input's storage
-// for their output and its gradient.
+// Gradients. A layer adds its input's gradient into its producer's storage, or writes it there
+// directly when it is the only reader of that input (LayerSetup::sole_reader); the network zeroes
+// each activation's gradient when its life begins (train/step_memory.hpp). In-place layers (ReLU,
+// flatten, a residual add whose main input has no other reader) use their input's storage for
+// their output and its gradient.
+//
+// Lives. Activation buffers live only part of a step: from the pass that first writes them to the
+// last that reads them. Each is described with its Life; the step's memory plan
+// (train/step_memory.hpp) turns lives into step times, places the buffers in one arena so that
+// buffers whose lives do not meet share bytes, and both the running network and the memory
+// model take the arena from that plan. A buffer is freed, for reuse, right after its last use.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -49,12 +56,33 @@ struct ActivationSpread {
 // The four parts of a rank's memory in training (train/training_memory.hpp).
 enum class MemoryGroup { activations, parameters, exchanges, layers };
 
+// When an activation buffer holds something, in the step's passes (see Lives above). The
+// graph resolves output_values and output_grad, which depend on the readers.
+enum class Life {
+  persistent,           // parameters, state, the algorithms' and exchanges' buffers: always
+  step,                 // the whole step (the input the loader fills before it)
+  output_values,        // this layer's output: its forward to the last pass reading it
+  output_grad,          // its gradient: the first reader's write to this layer's backward
+  forward_to_backward,  // this layer's forward to its backward (a copy its backward reads)
+  forward,              // this layer's forward only (a copy its backward does not read)
+  backward,             // this layer's backward only (an input gradient before it is sent)
+};
+
 // One buffer a layer holds, in bytes; buffers of the `layers` and `exchanges` groups are held by
 // the convolution algorithm and the exchanges (their own models), the others by the layer.
 struct BufferSpec {
   std::string role;  // "out", "dout", "weight", ... (for reports)
   MemoryGroup group = MemoryGroup::activations;
   int64_t bytes = 0;
+  Life life = Life::persistent;  // activations: never persistent
+};
+
+// How a layer uses storage it did not allocate (its input's, and its output's when in place),
+// for the lives of its producers' buffers.
+struct StorageUse {
+  bool reads_input_in_backward = false;       // the values bind() was given as `input`
+  bool reads_output_in_backward = false;      // its output's values (in place: its input's)
+  bool writes_input_grad_in_forward = false;  // the loss writes its logits' gradient
 };
 
 // One parameter tensor as this rank holds it: its part (`slice`) of the global tensor `global`
@@ -132,6 +160,13 @@ class TrainLayer {
   virtual LayerWords modelled_edge_words() const { return {}; }
   // Whether the output (and its gradient) is the input's storage.
   bool in_place() const { return in_place_; }
+  virtual StorageUse storage_use() const { return {}; }
+
+  // Where each activation buffer lies in the step's arena (train/step_memory.hpp), one entry
+  // per described buffer (null for the others); before bind().
+  void place_activations(std::vector<std::byte*> places) { places_ = std::move(places); }
+  // The storage of described buffer `index` once bound (null before).
+  void* bound(size_t index) const;
 
   // Allocates the described buffers and builds what moves data; `input` and `shortcut` are the
   // storage of the layers this one reads (empty for the network input). Returns the output's.
@@ -154,9 +189,13 @@ class TrainLayer {
   // never allocates an empty buffer); returns its index for take_*(). Constructors only.
   size_t describe(std::string role, MemoryGroup group, int64_t count,
                   int64_t element_bytes = sizeof(float));
+  // An activation buffer (group activations) living `life`.
+  size_t describe_activation(std::string role, Life life, int64_t count,
+                             int64_t element_bytes = sizeof(float));
   // Memory held on the layer's behalf by others (an algorithm, an exchange), for the model only.
   void describe_held(std::string role, MemoryGroup group, int64_t bytes);
-  // The described buffer `index`, allocated on first call (bind() only).
+  // The described buffer `index`, allocated on first call (bind() only); an activation buffer
+  // is its place in the arena.
   float* take_floats(size_t index);
   double* take_doubles(size_t index);
   int32_t* take_ints(size_t index);
@@ -174,11 +213,16 @@ class TrainLayer {
   std::string_view kind_;
   ActivationSpread output_;
   bool in_place_ = false;
+  template <class T, class Vector, class Make>
+  T* take(std::vector<Vector>& pool, size_t index, Make&& make);
+
   std::vector<BufferSpec> specs_;
   std::vector<int64_t> counts_;  // elements per described buffer (-1: held by others)
   std::vector<Buffer> floats_;
   std::vector<TrackedVector<double>> doubles_;
   std::vector<TrackedVector<int32_t>> ints_;
+  std::vector<std::byte*> places_;  // by described buffer: in the arena, or null
+  std::vector<void*> bound_;        // by described buffer, once taken
 };
 
 // Words rank `rank` receives when an activation held as `held` is delivered as `wanted` (one

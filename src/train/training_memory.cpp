@@ -1,10 +1,12 @@
 // The memory model of training: the buffers every layer of the TrainGraph describes (the same
-// descriptions the running layers allocate from), added up by group.
+// descriptions the running layers allocate from), added up by group; the activation buffers are
+// the arena of the step's memory plan, as DistNet allocates it (train/step_memory.hpp).
 #include "train/training_memory.hpp"
 
 #include <fmt/format.h>
 
 #include "convgrid/error.hpp"
+#include "train/step_memory.hpp"
 #include "train/train_graph.hpp"
 
 namespace convgrid {
@@ -16,11 +18,12 @@ TrainingMemory of_rank(const Network& net, const std::vector<LayerPlan>& plans, 
   if (rank < 0 || rank >= procs) throw InputError(fmt::format("rank {} of {} ranks", rank, procs));
   const TrainGraph graph(net, plans, batch, procs, rank, 0, engine, moves_cache);
   TrainingMemory m;
+  m.activations = plan_step_memory(graph).arena_bytes;
   for (const auto& node : graph.nodes()) {
     for (const BufferSpec& b : node.layer->buffers()) {
       switch (b.group) {
         case MemoryGroup::activations:
-          m.activations += b.bytes;
+          if (b.life == Life::persistent) m.activations += b.bytes;
           break;
         case MemoryGroup::parameters:
           m.parameters += b.bytes;

@@ -1,11 +1,13 @@
 // Per-rank memory of a whole training job (DistNet with SGD), in bytes: the buffers each layer
 // describes (train/train_layer.hpp), which are the ones it allocates when it runs, everything
-// MemoryTracker counts while the job runs. Every buffer stays alive from the first step on
-// (layers keep their buffers between steps), so the job's peak is the sum of all of them. Pure; no MPI.
+// MemoryTracker counts while the job runs. Every buffer is allocated when the network is built and
+// kept between steps, so the job's peak is the sum of all of them. Pure; no MPI.
 //
-//   activations  each layer's output and its gradient where it owns them (in-place layers
-//                share their input's), the inputs a layer reads in a spread of its own and
-//                their gradients, pooling's argmax indices
+//   activations  the step's arena (train/step_memory.hpp): each layer's output and its gradient
+//                where it owns them (in-place layers share their input's), the inputs a layer
+//                reads in a spread of its own and their gradients, pooling's argmax indices,
+//                each placed for its life in the step, so that buffers whose lives do not meet
+//                share bytes
 //   parameters   weights, biases and batch-norm scales and shifts as each rank holds them, their
 //                gradients and momentum, batch-norm statistics
 //   exchanges    the staging buffers of redistributions and pooling halos that move anything

@@ -92,6 +92,7 @@ TEST(DistNet, MatchesOneRankOnEveryGridAndMovesTheModelsWords) {
     SCOPED_TRACE(net.name());
     const std::vector<GridDims> ones(net.compute_layers().size(), GridDims{});
     DistNet ref(net, plans_on(net, ones), kBatch, self, kSeed);
+    ref.poison_buffers_as_lives_begin(true);
     const XentResult r = run_step(ref);
     ASSERT_GT(r.loss, 0.5);
     const std::vector<std::vector<GridDims>> choices = grid_choices(net, world.size());
@@ -103,6 +104,7 @@ TEST(DistNet, MatchesOneRankOnEveryGridAndMovesTheModelsWords) {
       const std::vector<GridDims>& grids = choices[c];
       SCOPED_TRACE(fmt::format("grids {}", grids_text(grids)));
       DistNet d(net, plans_on(net, grids), kBatch, world, kSeed);
+      d.poison_buffers_as_lives_begin(true);  // a buffer read outside its life gives NaN
       const XentResult x = run_step(d);
       EXPECT_NEAR(x.loss, r.loss, 1e-5 * r.loss);
       EXPECT_EQ(x.correct, r.correct);
@@ -223,6 +225,7 @@ TEST(DistNet, GradientsMatchFiniteDifferences) {
     SCOPED_TRACE(net.name());
     DistNet ref(net, plans_on(net, std::vector<GridDims>(net.compute_layers().size(), GridDims{})), kBatch, self,
                 kSeed);
+    ref.poison_buffers_as_lives_begin(true);
     run_step(ref);
     std::vector<std::vector<float>> grads;
     for (const ParamShard& p : ref.params()) grads.emplace_back(p.grad.begin(), p.grad.end());

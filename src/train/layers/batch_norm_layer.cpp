@@ -39,9 +39,9 @@ class BatchNormLayer final : public TrainLayer {
     C_ = layer.in.C;
     group_info_ = channel_group(*s.input->placement, s.procs, s.rank);
     const int64_t n = s.input->slice.size(), nc = channels_.size();
-    out_buf_ = describe("out", MemoryGroup::activations, n);
-    dout_buf_ = describe("dout", MemoryGroup::activations, n);
-    if (!sole_reader_) din_buf_ = describe("din", MemoryGroup::activations, n);
+    out_buf_ = describe_activation("out", Life::output_values, n);
+    dout_buf_ = describe_activation("dout", Life::output_grad, n);
+    if (!sole_reader_) din_buf_ = describe_activation("din", Life::backward, n);
     for (const char* role :
          {"weight", "weight grad", "bias", "bias grad", "running_mean", "running_var"}) {
       vec_buf_.push_back(describe(role, MemoryGroup::parameters, nc));
@@ -55,6 +55,8 @@ class BatchNormLayer final : public TrainLayer {
     const int64_t w = batch_norm_words(group_info_);
     return {w, w};
   }
+  // backward reads x, the input.
+  StorageUse storage_use() const override { return {.reads_input_in_backward = true}; }
 
   ActivationData bind(const Communicator& world, ActivationData input, ActivationData) override {
     // Ranges of different groups are disjoint: a range's first channel names its group.
@@ -75,7 +77,6 @@ class BatchNormLayer final : public TrainLayer {
 
   void forward(StepContext& step) override {
     const Slice& slice = output().slice;
-    std::fill(out_.grad, out_.grad + slice.size(), 0.0f);
     const int64_t nc = channels_.size();
     if (step.train) {
       std::ranges::fill(sums_, 0.0);

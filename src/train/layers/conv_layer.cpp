@@ -58,16 +58,17 @@ class ConvLayer final : public TrainLayer {
                   : std::vector<Pass>{Pass::forward, Pass::backward_data, Pass::backward_weights};
     const auto in_place = std::make_shared<const Placement>(Placement::input_of(*layout_));
     if (first_) {
-      in_buf_ = describe("in", MemoryGroup::activations, layout_->in_slice(g_).size());
+      in_buf_ = describe_activation("in", Life::step, layout_->in_slice(g_).size());
     } else {
       edge_ = InputEdge(
           *this, "in", *s.input, in_place->tensor(),
-          [in_place](int64_t r) { return in_place->slice(r); }, s, s.sole_reader, true);
+          [in_place](int64_t r) { return in_place->slice(r); }, s, s.sole_reader, true,
+          Life::forward_to_backward);
     }
     const auto out_place = std::make_shared<const Placement>(Placement::output_of(*layout_));
     set_output({out_place, layout_, out_place->slice(s.rank)}, false);
-    out_buf_ = describe("out", MemoryGroup::activations, output().slice.size());
-    dout_buf_ = describe("dout", MemoryGroup::activations, output().slice.size());
+    out_buf_ = describe_activation("out", Life::output_values, output().slice.size());
+    dout_buf_ = describe_activation("dout", Life::output_grad, output().slice.size());
     const int64_t ker = layout_->ker_slice(g_).size();
     ker_buf_ = describe("weight", MemoryGroup::parameters, ker);
     dker_buf_ = describe("weight grad", MemoryGroup::parameters, ker);
@@ -103,6 +104,10 @@ class ConvLayer final : public TrainLayer {
   LayerWords modelled_edge_words() const override {
     return first_ ? LayerWords{} : edge_.modelled_words();
   }
+  // backward-weights reads the input: the producer's storage when the edge reads it in place.
+  StorageUse storage_use() const override {
+    return {.reads_input_in_backward = !first_ && edge_.reads_in_place()};
+  }
 
   ActivationData bind(const Communicator& world, ActivationData input, ActivationData) override {
     world_ = &world;
@@ -121,7 +126,6 @@ class ConvLayer final : public TrainLayer {
   }
 
   void forward(StepContext&) override {
-    std::fill(dout_, dout_ + output().slice.size(), 0.0f);  // its readers add into it
     if (!first_) edge_.forward(edge_traffic_);
     conv_->new_step();
     conv_->forward(in_, ker_, out_, traffic_);

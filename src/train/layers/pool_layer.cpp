@@ -39,11 +39,11 @@ class PoolLayer final : public TrainLayer {
     };
     region_ = region_of(s.rank).box;
     edge_ = InputEdge(*this, "region", *s.input, s.input->placement->tensor(), region_of, s,
-                      s.sole_reader, false);
+                      s.sole_reader, false, Life::forward);
     const int64_t n = output().slice.size();
-    out_buf_ = describe("out", MemoryGroup::activations, n);
-    dout_buf_ = describe("dout", MemoryGroup::activations, n);
-    argmax_buf_ = describe("argmax", MemoryGroup::activations, n, sizeof(int32_t));
+    out_buf_ = describe_activation("out", Life::output_values, n);
+    dout_buf_ = describe_activation("dout", Life::output_grad, n);
+    argmax_buf_ = describe_activation("argmax", Life::forward_to_backward, n, sizeof(int32_t));
   }
 
   LayerWords modelled_edge_words() const override { return edge_.modelled_words(); }
@@ -56,7 +56,6 @@ class PoolLayer final : public TrainLayer {
   }
 
   void forward(StepContext&) override {
-    std::fill(out_.grad, out_.grad + output().slice.size(), 0.0f);
     edge_.forward(edge_traffic_);
     pool_forward(geo_, region_, edge_.data(), output().slice, out_.data, argmax_);
   }

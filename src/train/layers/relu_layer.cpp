@@ -14,10 +14,13 @@ class ReluLayer final : public TrainLayer {
     set_output(*s.input, s.sole_reader);
     size_ = s.input->slice.size();
     if (!in_place()) {
-      out_buf_ = describe("out", MemoryGroup::activations, size_);
-      dout_buf_ = describe("dout", MemoryGroup::activations, size_);
+      out_buf_ = describe_activation("out", Life::output_values, size_);
+      dout_buf_ = describe_activation("dout", Life::output_grad, size_);
     }
   }
+
+  // backward reads y, the output.
+  StorageUse storage_use() const override { return {.reads_output_in_backward = true}; }
 
   ActivationData bind(const Communicator&, ActivationData input, ActivationData) override {
     in_ = input;
@@ -31,7 +34,6 @@ class ReluLayer final : public TrainLayer {
       relu_forward(in_.data, size_);
       return;
     }
-    std::fill(out_.grad, out_.grad + size_, 0.0f);
     for (int64_t i = 0; i < size_; ++i) out_.data[i] = std::max(in_.data[i], 0.0f);
   }
 

@@ -23,10 +23,11 @@ class ResidualAddLayer final : public TrainLayer {
     const auto main = s.input->placement;
     edge_ = InputEdge(
         *this, "shortcut", *s.shortcut, main->tensor(),
-        [main](int64_t r) { return main->slice(r); }, s, s.shortcut_sole_reader, true);
+        [main](int64_t r) { return main->slice(r); }, s, s.shortcut_sole_reader, true,
+        Life::forward);
     if (!in_place()) {
-      out_buf_ = describe("out", MemoryGroup::activations, size_);
-      dout_buf_ = describe("dout", MemoryGroup::activations, size_);
+      out_buf_ = describe_activation("out", Life::output_values, size_);
+      dout_buf_ = describe_activation("dout", Life::output_grad, size_);
     }
   }
 
@@ -44,7 +45,6 @@ class ResidualAddLayer final : public TrainLayer {
     edge_.forward(edge_traffic_);
     const float* add = edge_.data();
     if (!in_place()) {
-      std::fill(out_.grad, out_.grad + size_, 0.0f);
       add_arrays(main_.data, add, out_.data, size_);
       return;
     }

@@ -22,6 +22,8 @@ class SoftmaxXentLayer final : public TrainLayer {
     set_output(*s.input, true);
   }
 
+  StorageUse storage_use() const override { return {.writes_input_grad_in_forward = true}; }
+
   LayerWords modelled_words() const override {
     const int q = static_cast<int>(procs_), me = static_cast<int>(rank_);
     return {2 * all_reduce_words(batch_, q, me) + all_reduce_words(2 * batch_, q, me), 0};
