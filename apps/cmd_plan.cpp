@@ -195,11 +195,12 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
                 : std::string("n/a (P > N)"));
   fmt::print("  modelled time {:.3f} ms; largest layer memory {}\n", plan.time_s() * 1e3,
              format_bytes(plan.memory_bytes()));
-  // What convgrid train would hold with these plans: every layer's buffers at once, with the
-  // network's activations, parameters and momentum (train/training_memory.hpp).
+  // What convgrid train would hold with these plans: every layer's buffers, the activations in
+  // the step's arena (each buffer's bytes reused once its life ends), parameters and momentum
+  // (train/training_memory.hpp).
   const int64_t job_bytes = job ? job->busiest.total() : -1;  // -1: none
   if (job_bytes >= 0) {
-    fmt::print("  training job per rank (convgrid train on these plans, everything held at once): {}\n",
+    fmt::print("  training job per rank (convgrid train on these plans, its peak): {}\n",
                format_bytes(job_bytes));
   }
   if (!c.json.empty()) {
