@@ -154,6 +154,25 @@ TEST(MachineProfile, BadFilesNameTheFileAndTheKey) {
   }
   const std::string not_json = tmp.write("not.json", "{\"name\": ");
   EXPECT_TRUE(throws_input_error([&] { read_profile(not_json); }, {not_json, "not valid JSON"}));
+  // Numbers beyond a double escaped as nlohmann's out_of_range; deep nesting overflowed the
+  // stack when the error printed the value.
+  // (Put in as text: nlohmann itself refuses the one and would recurse on the other.)
+  const auto with_text = [](const std::string& key, const std::string& text) {
+    std::string json = example_with(key, "424242");
+    return json.replace(json.find("424242"), 6, text);
+  };
+  const std::string huge = tmp.write("huge.json", with_text("alpha_s", "1e999"));
+  EXPECT_TRUE(throws_input_error([&] { read_profile(huge); },
+                                 {"profile file " + huge + ": not valid JSON: number overflow "
+                                  "parsing '1e999'"}));
+  const std::string deep = tmp.write(
+      "deep.json", with_text("node", std::string(100000, '[') + std::string(100000, ']')));
+  EXPECT_TRUE(throws_input_error(
+      [&] { read_profile(deep); },
+      {"profile file " + deep + ": arrays and objects nested more than 64 deep"}));
+  const std::string twice = tmp.write("twice.json", "{\"name\": \"a\", \"name\": \"b\"}");
+  EXPECT_TRUE(throws_input_error([&] { read_profile(twice); },
+                                 {twice, "key 'name' appears twice in one object"}));
   const std::string array = tmp.write("array.json", "[1, 2]");
   EXPECT_TRUE(throws_input_error([&] { read_profile(array); }, {array, "not a JSON object"}));
   const std::string missing = (tmp.path() / "absent.json").string();

@@ -356,6 +356,35 @@ TEST(NetworkJson, MalformedFilesAreNamedErrors) {
   }
 }
 
+// Numbers beyond a double escaped as nlohmann's out_of_range, without the file's name; deeply
+// nested arrays overflowed the stack while the error was being written (SIGSEGV).
+TEST(NetworkJson, HugeNumbersAndDeepNestingAreNamedErrors) {
+  EXPECT_TRUE(throws_input_error(
+      [] { network_from_json(tiny_with("\"K\": 16", "\"K\": 1e999"), "t.json"); },
+      {"t.json: not valid JSON: number overflow parsing '1e999'"}));
+  EXPECT_TRUE(throws_input_error(
+      [] { network_from_json(tiny_with("\"H\": 32", "\"H\": -1e400"), "t.json"); },
+      {"t.json: not valid JSON", "'-1e400'"}));
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_TRUE(throws_input_error([&] { network_from_json(deep, "t.json"); },
+                                 {"t.json: arrays and objects nested more than 64 deep"}));
+  const std::string deep_layer = tiny_with("{\"type\": \"relu\"}", std::string(100000, '[') +
+                                                                         std::string(100000, ']'));
+  EXPECT_TRUE(throws_input_error([&] { network_from_json(deep_layer, "t.json"); },
+                                 {"t.json: arrays and objects nested more than 64 deep"}));
+
+  // Found by fuzz/network_json: a layer type with a newline (as names, quoted in errors).
+  EXPECT_TRUE(throws_input_error(
+      [] { network_from_json(tiny_with("\"relu\"", "\"re\\nlu\""), "t.json"); },
+      {"t.json: the string \"re\\nlu\" holds the control character U+000A"}));
+
+  const std::string path = ::testing::TempDir() + "convgrid_network_test_huge.json";
+  std::ofstream(path) << tiny_with("\"W\": 32", "\"W\": 1e999");
+  EXPECT_TRUE(throws_input_error([&] { load_network(path); },
+                                 {path + ": not valid JSON: number overflow"}));
+  std::filesystem::remove(path);
+}
+
 TEST(NetworkJson, LoadNamesTheFile) {
   const std::string path = ::testing::TempDir() + "convgrid_network_test_bad.json";
   std::ofstream(path)

@@ -8,9 +8,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "convgrid/error.hpp"
+#include "io/strict_json.hpp"
 
 namespace convgrid {
 namespace {
@@ -162,15 +164,12 @@ nlohmann::ordered_json profile_to_json(const MachineProfile& p) {
 }
 
 MachineProfile read_profile(const std::string& path) {
-  std::ifstream f(path);
+  std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(fmt::format("profile file {}: cannot be read", path));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(f);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("profile file {}: not valid JSON: {}", path, e.what()));
-  }
-  return profile_from_json(j, fmt::format("file {}", path));
+  const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  if (f.bad()) throw InputError(fmt::format("profile file {}: cannot be read", path));
+  return profile_from_json(parse_json(text, fmt::format("profile file {}", path)),
+                           fmt::format("file {}", path));
 }
 
 void write_profile(const MachineProfile& p, const std::string& path) {

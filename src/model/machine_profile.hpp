@@ -53,7 +53,8 @@ MachineProfile profile_from_json(const nlohmann::json& j, std::string_view origi
 // The same keys, in the order of the format above.
 nlohmann::ordered_json profile_to_json(const MachineProfile& p);
 
-// Reads a profile file (InputError naming the path when it cannot be read or is not valid).
+// Reads a profile file (InputError naming the path when it cannot be read or is not valid; the
+// JSON is read by io/strict_json.hpp: no repeated keys, numbers within a double, depth <= 64).
 MachineProfile read_profile(const std::string& path);
 // Writes a profile file; throws Error naming the path when it cannot be written.
 void write_profile(const MachineProfile& p, const std::string& path);

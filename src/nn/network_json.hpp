@@ -5,9 +5,11 @@
 //     {"type": "relu"}, {"type": "max_pool", "window": 2}, {"type": "flatten"},
 //     {"type": "fc", "K": 10}, {"type": "softmax_xent"}]}
 //
-// Reading is strict: text that is not JSON (with the line and column), a missing, unknown or
-// repeated key, a value of the wrong type and every shape error of Network::add are each an
-// InputError of one line that starts with the file and names the layer and the value.
+// Reading is strict: text that is not JSON (with the line and column; io/strict_json.hpp also
+// refuses numbers beyond a double, nesting deeper than 64 and control characters in strings), a
+// missing, unknown or repeated key, a value of the wrong type and every shape error of
+// Network::add are each an InputError of one line that starts with the file and names the layer
+// and the value.
 #pragma once
 
 #include <string>
