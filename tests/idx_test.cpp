@@ -225,6 +225,36 @@ TEST_F(IdxTest, RejectsZeroAndOverflowingSizes) {
                        {"data size of dimensions (4294967295, 4294967295, 28)", "overflows"}));
 }
 
+// A header's count is checked against the file's size before anything is sized by it: two
+// 24-byte files used to make `train` zero-fill 4 GiB before it reported the truncation.
+TEST_F(IdxTest, RejectsAHeaderThatPromisesMoreThanTheFileCanHold) {
+  // 16 bytes of header and 8 of data; the header promises 2^31 images of 28 x 28.
+  const std::string images = write_plain("images", idx_file({0x80000000u, 28, 28}, "01234567"));
+  ASSERT_EQ(fs::file_size(images), 24u);
+  for (auto read : {+[](const std::string& p) { read_idx_header(p); },
+                    +[](const std::string& p) { read_idx_images(p, {0, 0x80000000}); }}) {
+    EXPECT_TRUE(rejected(images, [&] { read(images); },
+                         {"data truncated", "dimensions (2147483648, 28, 28)",
+                          "need 1683627180032 bytes of data", "the file holds only 8"}));
+  }
+  const std::string labels = write_plain("labels", idx_file({0xffffffffu}, std::string(16, '\1')));
+  EXPECT_TRUE(rejected(labels, [&] { read_idx_labels(labels, {0, 0xffffffff}); },
+                       {"(4294967295)", "need 4294967295 bytes", "holds only 16"}));
+
+  // Compressed, the same header fits in a few dozen bytes: a gzip file holds at most 1032 bytes
+  // for each of its own (deflate's largest ratio).
+  const std::string gz = write_gz("images.gz", idx_file({0x80000000u, 28, 28}, "01234567"));
+  const auto gz_bytes = std::to_string(fs::file_size(gz));
+  EXPECT_TRUE(rejected(gz, [&] { read_idx_images(gz, {0, 1}); },
+                       {"dimensions (2147483648, 28, 28)", "need 1683627180032 bytes of data",
+                        "more than a gzip file of " + gz_bytes + " bytes can hold",
+                        "at most 1032 per byte"}));
+  // Within that bound a short gzip file is read until its data ends, as before.
+  const std::string short_gz = write_gz("short.gz", idx_file({10, 28, 28}, "01234567"));
+  EXPECT_TRUE(rejected(short_gz, [&] { read_idx_images(short_gz, {0, 10}); },
+                       {"data truncated", "need 7840 bytes", "holds only 8"}));
+}
+
 TEST_F(IdxTest, RejectsATruncatedHeader) {
   const std::string p = write_gz("header.gz", idx_file({5, 28, 28}, "").substr(0, 10));
   EXPECT_TRUE(rejected(p, [&] { idx_count(p); },

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string_view>
 
@@ -23,6 +24,7 @@ namespace {
 
 constexpr uint8_t kUnsignedByte = 0x08;
 constexpr int kClasses = 10;
+constexpr int64_t kDeflateMaxRatio = 1032;  // bytes out per byte in, at most
 
 std::string_view type_name(uint8_t code) {
   switch (code) {
@@ -91,6 +93,25 @@ class IdxReader {
     }
   }
 
+  // Appends the next n bytes of data to out. out grows as they arrive, doubling up to
+  // `final_bytes` (its size when the caller is done), so that what a header promises is
+  // allocated only once the file delivers it.
+  void read_append(std::vector<uint8_t>& out, int64_t n, int64_t final_bytes) {
+    constexpr int64_t kChunk = int64_t{1} << 24;
+    while (n > 0) {
+      const int64_t chunk = std::min(n, kChunk);
+      const size_t at = out.size();
+      if (out.capacity() < at + static_cast<size_t>(chunk)) {
+        out.reserve(std::min(static_cast<size_t>(final_bytes),
+                             std::max(2 * out.capacity(), at + static_cast<size_t>(chunk))));
+      }
+      out.resize(at + static_cast<size_t>(chunk));
+      read(out.data() + at, chunk);
+      n -= chunk;
+    }
+  }
+
+ private:
   // Reads the next n bytes of data into out.
   void read(uint8_t* out, int64_t n) {
     const int64_t got = read_some(out, n);
@@ -102,7 +123,6 @@ class IdxReader {
     }
   }
 
- private:
   // Reads up to n bytes; fewer only at the end of the file.
   int64_t read_some(uint8_t* out, int64_t n) {
     int64_t got = 0;
@@ -162,6 +182,30 @@ class IdxReader {
       }
       data_bytes_ = checked_mul(data_bytes_, header_.dims[i], what);
     }
+    check_fits_file(4 + 4 * int64_t{ndims});
+  }
+
+  // Refuses a header whose data cannot be in the file, before anything is sized by it: a plain
+  // file must hold it after the header; a gzip file can hold at most 1032 bytes per byte of its
+  // own (deflate's largest ratio, zlib's FAQ). A header alone thus never makes a reader allocate
+  // more than that. Files of unknown size (pipes) are read as they come.
+  void check_fits_file(int64_t header_bytes) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path_, ec)) return;
+    const auto file_bytes = static_cast<int64_t>(std::filesystem::file_size(path_, ec));
+    if (ec) return;
+    if (gzdirect(f_.get()) == 1) {
+      if (file_bytes - header_bytes < data_bytes_) {
+        throw InputError(fmt::format(
+            "{}: data truncated: dimensions {} need {} bytes of data but the file holds only {}",
+            path_, dims_string(header_.dims), data_bytes_, file_bytes - header_bytes));
+      }
+    } else if (data_bytes_ > checked_mul(file_bytes, kDeflateMaxRatio, path_) - header_bytes) {
+      throw InputError(fmt::format(
+          "{}: data truncated: dimensions {} need {} bytes of data, more than a gzip file of {} "
+          "bytes can hold (at most {} per byte)",
+          path_, dims_string(header_.dims), data_bytes_, file_bytes, kDeflateMaxRatio));
+    }
   }
 
   std::string path_;
@@ -215,9 +259,8 @@ ImageSet read_idx_images(const std::string& path, Range samples) {
   const auto& dims = r.header().dims;
   ImageSet set{samples.size(), dims[1], dims[2], {}};
   const int64_t image_bytes = dims[1] * dims[2];  // within the checked product of dims
-  set.pixels.resize(static_cast<size_t>(samples.size() * image_bytes));
   r.skip(samples.begin * image_bytes);
-  r.read(set.pixels.data(), std::ssize(set.pixels));
+  r.read_append(set.pixels, samples.size() * image_bytes, samples.size() * image_bytes);
   return set;
 }
 
@@ -226,7 +269,8 @@ ImageSet read_idx_images_at(const std::string& path, std::span<const int64_t> sa
   const auto& dims = r.header().dims;
   ImageSet set{std::ssize(samples), dims[1], dims[2], {}};
   const int64_t image_bytes = dims[1] * dims[2];
-  set.pixels.resize(static_cast<size_t>(set.count * image_bytes));
+  // Increasing samples within the file: at most dims[0] of them, within the checked product.
+  const int64_t final_bytes = std::min(set.count, dims[0]) * image_bytes;
   int64_t at = 0;  // the next sample of the file
   for (size_t i = 0; i < samples.size(); ++i) {
     const int64_t s = samples[i];
@@ -235,7 +279,7 @@ ImageSet read_idx_images_at(const std::string& path, std::span<const int64_t> sa
     }
     r.check_range(Range{s, s + 1});
     r.skip((s - at) * image_bytes);
-    r.read(set.pixels.data() + i * image_bytes, image_bytes);
+    r.read_append(set.pixels, image_bytes, final_bytes);
     at = s + 1;
   }
   return set;
@@ -244,9 +288,9 @@ ImageSet read_idx_images_at(const std::string& path, std::span<const int64_t> sa
 std::vector<uint8_t> read_idx_labels(const std::string& path, Range samples) {
   IdxReader r = open_labels(path);
   r.check_range(samples);
-  std::vector<uint8_t> labels(static_cast<size_t>(samples.size()));
+  std::vector<uint8_t> labels;
   r.skip(samples.begin);
-  r.read(labels.data(), std::ssize(labels));
+  r.read_append(labels, samples.size(), samples.size());
   for (size_t i = 0; i < labels.size(); ++i) {
     if (labels[i] >= kClasses) {
       throw InputError(fmt::format("{}: label {} of sample {} is not a class 0-{}", path, labels[i],

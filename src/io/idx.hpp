@@ -6,8 +6,11 @@
 // Files are read through zlib's gzFile, which reads uncompressed files transparently.
 //
 // Readers take a half-open range of samples so that each MPI rank reads only its own: the bytes
-// before the range are decompressed and discarded, those after it are never read, so a file
-// truncated after the range is only noticed by the reader whose range reaches into the gap.
+// before the range are decompressed and discarded, those after it are never read. Opening a file
+// checks its header against its size first: a plain file must hold all the data the header
+// promises, a gzip file at most 1032 times its size (deflate's limit), so that no header can
+// make a reader allocate more than that. A gzip file truncated after the range is then only
+// noticed by the reader whose range reaches into the gap.
 //
 // Every problem with a file is an InputError whose one-line message starts with the path.
 #pragma once
@@ -25,7 +28,8 @@ struct IdxHeader {
   std::vector<int64_t> dims;  // at least one, none zero, product checked against overflow
 };
 
-// Reads and checks the header: magic, type code 0x08, 1 to 255 dimensions, no zero size.
+// Reads and checks the header: magic, type code 0x08, 1 to 255 dimensions, no zero size, data
+// that can fit in the file.
 IdxHeader read_idx_header(const std::string& path);
 
 // The first dimension (the number of samples) from the header.
