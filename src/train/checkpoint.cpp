@@ -1,20 +1,16 @@
 // Checkpoints (see checkpoint.hpp): gathered to rank 0 in the global layout, written atomically,
-// checked on reading (magic, header, sizes, CRC-32, and that they belong to this run).
+// checked on reading (the file by checkpoint_file.cpp, here that it belongs to this run).
 #include "train/checkpoint.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <mpi.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <nlohmann/json.hpp>
 
 #include "comm/mpi_error.hpp"
 #include "convgrid/error.hpp"
@@ -22,7 +18,6 @@
 namespace convgrid {
 namespace {
 
-constexpr char kMagic[8] = {'C', 'V', 'G', 'C', 'K', 'P', 'T', '1'};
 namespace fs = std::filesystem;
 
 // The whole tensor on rank 0 from every rank's slice of it (rank 0's copy when replicated).
@@ -92,73 +87,6 @@ void write_all(int fd, const void* data, size_t n, const std::string& path) {
   }
 }
 
-InputError corrupt(const std::string& path, const std::string& why) {
-  return InputError(fmt::format("checkpoint {} is corrupt: {}", path, why));
-}
-
-// Checks the magic, the CRC-32 and the header length of a whole file; returns where the data
-// starts (after the magic, the header length and the header).
-size_t checked_data_start(const std::string& bytes, const std::string& path) {
-  if (bytes.size() < sizeof kMagic + 8 + 4 ||
-      std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
-    throw corrupt(path, "it does not start with CVGCKPT1");
-  }
-  uint32_t stored = 0;
-  std::memcpy(&stored, bytes.data() + bytes.size() - 4, 4);
-  const uint32_t crc = static_cast<uint32_t>(
-      crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size() - 4));
-  if (crc != stored) {
-    throw corrupt(path, fmt::format("CRC-32 {:08x} but the file says {:08x}", crc, stored));
-  }
-  uint64_t length = 0;
-  std::memcpy(&length, bytes.data() + sizeof kMagic, 8);
-  const size_t data_at = sizeof kMagic + 8 + length;
-  if (length > bytes.size() || data_at > bytes.size() - 4) {
-    throw corrupt(path, "header length out of range");
-  }
-  return data_at;
-}
-
-// The state fields of a header (nlohmann::json::exception when one is missing or mistyped).
-TrainState state_from_header(const nlohmann::json& h) {
-  TrainState s;
-  s.network = h.at("network").get<std::string>();
-  s.batch = h.at("batch").get<int64_t>();
-  s.seed = h.at("seed").get<uint64_t>();
-  s.epoch = h.at("epoch").get<int64_t>();
-  s.batch_in_epoch = h.at("batch_in_epoch").get<int64_t>();
-  s.step = h.at("step").get<int64_t>();
-  s.epoch_loss_sum = h.at("epoch_loss_sum").get<double>();
-  s.epoch_correct = h.at("epoch_correct").get<int64_t>();
-  s.epoch_samples = h.at("epoch_samples").get<int64_t>();
-  return s;
-}
-
-// Entry `index` of the header's tensor list with its values from `data` (`floats` of them),
-// after checking that it has 4 extents whose product is its count and lies within the data.
-CheckpointTensor tensor_from_entry(const nlohmann::json& t, size_t index, const char* data,
-                                   int64_t floats, const std::string& path) {
-  CheckpointTensor tensor{t.at("name").get<std::string>(),
-                          t.at("shape").get<std::vector<int64_t>>(), {}};
-  const int64_t offset = t.at("offset").get<int64_t>(), count = t.at("count").get<int64_t>();
-  int64_t volume = 1;
-  bool sane = tensor.shape.size() == 4;
-  for (int64_t d : tensor.shape) {
-    sane = sane && d >= 0 && (d == 0 || volume <= floats / d);
-    if (sane) volume *= d;
-  }
-  if (!sane || count != volume || offset < 0 || offset > floats || count > floats - offset) {
-    throw corrupt(path, fmt::format("tensor {} ({}) of shape {} at offset {} with {} values does "
-                                    "not fit the {} floats of data",
-                                    index, tensor.name, t.at("shape").dump(), offset, count,
-                                    floats));
-  }
-  tensor.values.resize(static_cast<size_t>(count));
-  std::memcpy(tensor.values.data(), data + offset * sizeof(float),
-              static_cast<size_t>(count) * sizeof(float));
-  return tensor;
-}
-
 // The tensors of a checkpoint in file order: every parameter then its momentum, then every state
 // tensor (batch-norm running statistics), each with the storage it is read from or written to.
 struct Entry {
@@ -190,25 +118,11 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir,
                              const std::vector<TrackedVector<float>>& momentum,
                              const std::vector<ParamShard>& state_tensors) {
   const std::string path = checkpoint_path(dir, state.step);
-  std::vector<std::vector<float>> tensors;
-  nlohmann::json header = {{"network", state.network},
-                           {"batch", state.batch},
-                           {"seed", state.seed},
-                           {"epoch", state.epoch},
-                           {"batch_in_epoch", state.batch_in_epoch},
-                           {"step", state.step},
-                           {"epoch_loss_sum", state.epoch_loss_sum},
-                           {"epoch_correct", state.epoch_correct},
-                           {"epoch_samples", state.epoch_samples}};
-  nlohmann::json list = nlohmann::json::array();
-  int64_t offset = 0;
+  CheckpointFile file{state, {}};  // the tensors' values on rank 0 only
   for (const Entry& e : entries(params, momentum, state_tensors)) {
-    tensors.push_back(gather_global(world, *e.shard, e.data));
-    const int64_t count = e.shard->global.volume();
-    list.push_back({{"name", e.name}, {"shape", extents(e.shard->global)}, {"offset", offset}, {"count", count}});
-    offset += count;
+    file.tensors.push_back(
+        {e.name, extents(e.shard->global), gather_global(world, *e.shard, e.data)});
   }
-  header["tensors"] = list;
   int ok = 1;
   std::string error;
   if (world.rank() == 0) {
@@ -217,17 +131,7 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir,
       fs::create_directories(dir, ec);
       if (ec)
         throw InputError(fmt::format("--checkpoint-dir {}: cannot create: {}", dir, ec.message()));
-      const std::string text = header.dump();
-      const uint64_t length = text.size();
-      std::string bytes(kMagic, sizeof kMagic);
-      bytes.append(reinterpret_cast<const char*>(&length), sizeof length);
-      bytes += text;
-      for (const auto& t : tensors) {
-        bytes.append(reinterpret_cast<const char*>(t.data()), t.size() * sizeof(float));
-      }
-      const uint32_t crc = static_cast<uint32_t>(
-          crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
-      bytes.append(reinterpret_cast<const char*>(&crc), sizeof crc);
+      const std::string bytes = checkpoint_bytes(file);
       const std::string tmp =
           (fs::path(dir) / fmt::format(".step-{:08d}.ckpt.tmp", state.step)).string();
       const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -252,30 +156,8 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir,
   return path;
 }
 
-CheckpointFile read_checkpoint_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open for reading", path));
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t data_at = checked_data_start(bytes, path);
-  const size_t header_at = sizeof kMagic + 8;
-  const int64_t floats = static_cast<int64_t>((bytes.size() - 4 - data_at) / sizeof(float));
-  CheckpointFile file;
-  try {
-    const nlohmann::json h = nlohmann::json::parse(bytes.substr(header_at, data_at - header_at));
-    file.state = state_from_header(h);
-    if (!h.contains("tensors") || !h["tensors"].is_array()) throw corrupt(path, "no tensor list");
-    const auto& list = h["tensors"];
-    for (size_t i = 0; i < list.size(); ++i) {
-      file.tensors.push_back(tensor_from_entry(list[i], i, bytes.data() + data_at, floats, path));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw corrupt(path, fmt::format("bad header: {}", e.what()));
-  }
-  return file;
-}
-
 TrainState read_checkpoint(const std::string& path, const TrainState& expected,
-                           std::vector<ParamShard>& params,
+                           int64_t batches_per_epoch, std::vector<ParamShard>& params,
                            std::vector<TrackedVector<float>>& momentum,
                            std::vector<ParamShard>& state_tensors) {
   const CheckpointFile file = read_checkpoint_file(path);
@@ -285,6 +167,13 @@ TrainState read_checkpoint(const std::string& path, const TrainState& expected,
         "checkpoint {} is for network {} batch {} seed {}, this run is {} batch {} "
         "seed {}",
         path, s.network, s.batch, s.seed, expected.network, expected.batch, expected.seed));
+  }
+  // A run resumes at batch_in_epoch and counts up to batches_per_epoch: beyond, it would never
+  // end the epoch.
+  if (s.batch_in_epoch >= batches_per_epoch) {
+    throw InputError(fmt::format("checkpoint {} resumes at batch {} of an epoch but this run's "
+                                 "epochs have {} batches",
+                                 path, s.batch_in_epoch, batches_per_epoch));
   }
   const auto& list = file.tensors;
   const std::vector<Entry> want = entries(params, momentum, state_tensors);

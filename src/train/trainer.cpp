@@ -32,7 +32,8 @@ void Trainer::resume(const TrainObserver& observer) {
   };
   for (const std::string& path : list_checkpoints(options_.checkpoint_dir)) {
     try {
-      state_ = read_checkpoint(path, state_, net_.params(), sgd_.velocity(), net_.state());
+      state_ = read_checkpoint(path, state_, train_.batches(), net_.params(), sgd_.velocity(),
+                               net_.state());
       note(fmt::format("resumed from {} (epoch {}, step {})", path, state_.epoch + 1, state_.step));
       last_checkpoint_ = path;
       return;
