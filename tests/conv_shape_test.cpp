@@ -158,6 +158,18 @@ TEST(ConvShapeParse, RejectsBadSyntax) {
   });
 }
 
+// Found by fuzz/shape_string: errors quote the text, which then broke the one-line message.
+TEST(ConvShapeParse, RejectsControlCharactersSoErrorsStayOneLine) {
+  const std::string b = kBase;
+  expect_rejected({
+      {"N=1,\nC=1,H=5,W=5,K=1,R=3,S=3", {"control character 0x0a at offset 4", "one line"}},
+      {b + ",pad=1\r", {"control character 0x0d at offset 33"}},
+      {b + ",foo\x7f=1", {"control character 0x7f"}},
+      {std::string("N=1\0", 4) + b, {"control character 0x00 at offset 3"}},
+  });
+  EXPECT_EQ(ConvShape::parse("N=1,\tC=1,H=5,W=5,K=1,R=3,S=3\t"), with(""));  // tabs are blanks
+}
+
 TEST(ConvShapeValidate, RejectsFilterLargerThanPaddedInput) {
   expect_rejected({
       {"N=1,C=1,H=2,W=5,K=1,R=3,S=3", {"R=3", "H+pads=2"}},
@@ -189,6 +201,11 @@ TEST(ConvShapeValidate, RejectsCountsThatOverflow) {
       {"N=1,C=1,H=1,W=1,K=1,R=1099511627776,S=1,dilation=1099511627776",
        {"filter extent", "overflows"}},
   });
+  // Found by fuzz/shape_string: an overflow names the shape, like every other shape error.
+  EXPECT_TRUE(throws_input_error(
+      [] { ConvShape::parse("N=1048576,C=4194304,H=1,W=1,K=1048576,R=1,S=1"); },
+      {"shape: flops (2*N*K*C*Ho*Wo*R*S) overflows 64 bits",
+       "in N=1048576,C=4194304,H=1,W=1,K=1048576,R=1,S=1"}));
   EXPECT_NO_THROW(ConvShape::parse("N=1048576,C=1048576,H=1,W=1,K=1048576,R=1,S=1"));
 }
 

@@ -287,6 +287,17 @@ TEST_F(NpyTest, HeaderErrorsSayWhatIsWrong) {
   for (auto& [dict, what] : bad) EXPECT_TRUE(rejected(npy_file(dict, 4), {what})) << dict;
 }
 
+// Found by fuzz/npy_whole: errors quote the header's strings, so a control character in one
+// broke the one-line message; none is allowed.
+TEST_F(NpyTest, HeaderStringsWithControlCharacters) {
+  for (const char* dict : {"{'descr\n': '<f4', 'fortran_order': False, 'shape': (1,)}",
+                           "{'descr': '<f4\r', 'fortran_order': False, 'shape': (1,)}",
+                           "{'descr': '<f4', 'fortran_order': False, 'sh\x01" "ape': (1,)}",
+                           "{'descr': '<f4', 'shape': (1,), '\x7f': True}"}) {
+    EXPECT_TRUE(rejected(npy_file(dict, 4), {"escape or control character in a string"})) << dict;
+  }
+}
+
 TEST_F(NpyTest, DtypeOtherThanLittleEndianFloat32) {
   for (std::string dtype : {"<f8", ">f4", "|u1", "<i4", "f4"}) {
     const std::string dict = "{'descr': '" + dtype + "', 'fortran_order': False, 'shape': (1,), }";

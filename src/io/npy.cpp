@@ -42,8 +42,9 @@ struct DictValue {
 };
 
 // Recursive descent over exactly the literals numpy writes: {'key': value, ...} with string keys,
-// single or double quotes (no escapes), True/False, tuples of decimal integers, any whitespace,
-// optional trailing commas. Anything else fails with the offset where it went wrong.
+// single or double quotes (no escapes, no control characters), True/False, tuples of decimal
+// integers, any whitespace, optional trailing commas. Anything else fails with the offset where
+// it went wrong.
 class DictParser {
  public:
   DictParser(std::string_view text, const std::string& path) : text_(text), path_(path) {}
@@ -98,7 +99,9 @@ class DictParser {
     const char quote = text_[pos_++];
     const size_t begin = pos_;
     while (!at_end() && text_[pos_] != quote) {
-      if (text_[pos_] == '\\' || text_[pos_] == '\n') fail("escape or newline in a string");
+      const auto c = static_cast<unsigned char>(text_[pos_]);
+      // Errors quote strings, so none may hold a control character (a newline, say).
+      if (c == '\\' || c < 0x20 || c == 0x7f) fail("escape or control character in a string");
       ++pos_;
     }
     if (at_end()) fail("unterminated string");

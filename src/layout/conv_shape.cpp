@@ -37,6 +37,12 @@ int64_t parse_int(std::string_view key, std::string_view text, std::string_view 
   return v;
 }
 
+// Rethrows the overflow of a derived count named with the whole shape, e.g. "shape: flops
+// (2*N*K*C*Ho*Wo*R*S) overflows 64 bits (... * 31) in N=1048576,C=4194304,...".
+[[noreturn]] void overflowed(const ConvShape& s, const InputError& e) {
+  throw InputError(fmt::format("shape: {} in {}", e.what(), s.to_string()));
+}
+
 // "3" -> (3,3); "2x1" -> (2,1).
 std::pair<int64_t, int64_t> parse_pair(std::string_view key, std::string_view value) {
   auto x = value.find('x');
@@ -50,6 +56,14 @@ std::pair<int64_t, int64_t> parse_pair(std::string_view key, std::string_view va
 }  // namespace
 
 ConvShape ConvShape::parse(std::string_view text) {
+  // Errors quote the text, so it must be one line: no control characters but the tab.
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      throw InputError(fmt::format(
+          "shape: control character 0x{:02x} at offset {} (a shape is one line of text)", c, i));
+    }
+  }
   ConvShape s;
   std::map<std::string, std::string, std::less<>> kv;
   std::string_view rest = trim(text);
@@ -124,8 +138,13 @@ void ConvShape::validate() const {
       throw InputError(fmt::format("shape: {}={} must be in [0, 2^40]", key, v));
     }
   }
-  const int64_t span_h = checked_add(checked_mul(dil_h, R - 1, "filter extent"), 1, "filter extent");
-  const int64_t span_w = checked_add(checked_mul(dil_w, S - 1, "filter extent"), 1, "filter extent");
+  int64_t span_h = 0, span_w = 0;  // the dilated filter extents
+  try {
+    span_h = checked_add(checked_mul(dil_h, R - 1, "filter extent"), 1, "filter extent");
+    span_w = checked_add(checked_mul(dil_w, S - 1, "filter extent"), 1, "filter extent");
+  } catch (const InputError& e) {
+    overflowed(*this, e);
+  }
   const int64_t padded_h = H + pad_top + pad_bottom;
   const int64_t padded_w = W + pad_left + pad_right;
   if (span_h > padded_h) {
@@ -144,10 +163,14 @@ void ConvShape::validate() const {
         "shape: padding {}x{} (end {}x{}) must be smaller than the dilated filter extent {}x{}",
         pad_top, pad_left, pad_bottom, pad_right, span_h, span_w));
   }
-  checked_product({N, C, H, W, 4}, "input bytes (N*C*H*W*4)");
-  checked_product({K, C, R, S, 4}, "weight bytes (K*C*R*S*4)");
-  checked_product({N, K, Ho(), Wo(), 4}, "output bytes (N*K*Ho*Wo*4)");
-  checked_product({N, K, C, Ho(), Wo(), R, S, 2}, "flops (2*N*K*C*Ho*Wo*R*S)");
+  try {
+    checked_product({N, C, H, W, 4}, "input bytes (N*C*H*W*4)");
+    checked_product({K, C, R, S, 4}, "weight bytes (K*C*R*S*4)");
+    checked_product({N, K, Ho(), Wo(), 4}, "output bytes (N*K*Ho*Wo*4)");
+    checked_product({N, K, C, Ho(), Wo(), R, S, 2}, "flops (2*N*K*C*Ho*Wo*R*S)");
+  } catch (const InputError& e) {
+    overflowed(*this, e);
+  }
 }
 
 std::string ConvShape::to_string() const {
