@@ -24,6 +24,7 @@ packages=(
   python3  # the command-line tests check .npy and JSON files with its standard library
   gnuplot-nox  # convgrid simulate draws its plots with it
   libsimgrid-dev  # SimGrid's SMPI: the simulated-cluster build (scripts/build_smpi.sh, docs/scale.md)
+  clang libclang-rt-dev  # the fuzz build (scripts/fuzz.sh): clang++, libFuzzer, sanitizers
 )
 if [ "$with_torch" -eq 1 ]; then
   # The PyTorch peer for bench/race.sh (run with /usr/bin/python3), and the BLAS libtorch recommends:

@@ -3,7 +3,8 @@
 # CTest test (unit, MPI under mpiexec with 1-8 ranks, command line); runs the tests whose figures
 # depend on oneDNN's layouts once more with oneDNN held to AVX2 (so an AVX-512 machine checks the
 # AVX2 path too); builds the unit tests with -fsanitize=address,undefined and runs them once more;
-# builds the MPI test programs against SimGrid's SMPI and runs them on a simulated cluster.
+# builds the MPI test programs against SimGrid's SMPI and runs them on a simulated cluster;
+# builds the parsers' libFuzzer harnesses with clang and fuzzes each for 10 s (scripts/fuzz.sh).
 # Every stage runs even when an earlier one failed; the script lists the failed stages at the end
 # and exits non-zero if there was any.
 set -uo pipefail
@@ -37,6 +38,7 @@ ctest_sanitize() {
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-sanitize -L unit --output-on-failure --timeout 900
 }
+fuzz_parsers() { bash scripts/fuzz.sh 10; }
 build_smpi() { bash scripts/build_smpi.sh mpi_tests convgrid_cli; }
 ctest_smpi() { ctest --test-dir build-smpi -L '^smpi$' --output-on-failure --timeout 900; }
 
@@ -45,6 +47,7 @@ stage "ctest" ctest_all
 stage "memory-sensitive tests with oneDNN held to AVX2" ctest_memory_avx2
 stage "unit tests: build with address and undefined-behaviour sanitizers" build_sanitize
 stage "unit tests under address and undefined-behaviour sanitizers" ctest_sanitize
+stage "fuzz every parser for 10 s (libFuzzer, address and undefined-behaviour sanitizers)" fuzz_parsers
 if [[ -f scripts/build_smpi.sh ]]; then
   stage "MPI tests: build against SimGrid SMPI" build_smpi
   stage "MPI tests on a simulated cluster (smpirun, 16-64 ranks)" ctest_smpi

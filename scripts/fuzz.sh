@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses of the parsers (fuzz/, CONVGRID_FUZZ) with clang in build-fuzz/
+# and runs each for the given seconds over a copy of its seed corpus (fuzz/corpus/<harness>/).
+# A finding is a crash, a sanitizer report, an exception other than convgrid::InputError (or
+# one whose message is not one line naming the file), an input that runs longer than 10 s, one
+# allocation of more than 512 MiB or a process above 2 GiB. The script prints each harness's
+# result, and for a finding the file that reproduces it (rerun: build-fuzz/fuzz/fuzz_<harness>
+# <file>); it exits 1 when any harness found something.
+# Usage: scripts/fuzz.sh [seconds per harness, default 30]   (CONVGRID_FUZZ_DIR: the build dir)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "fuzz: seconds per harness must be a whole number >= 1, not '$seconds'" >&2
+  exit 2
+fi
+dir=${CONVGRID_FUZZ_DIR:-build-fuzz}
+
+cmake -S . -B "$dir" -DCONVGRID_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$dir" -j "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)"
+
+runs="$dir/runs"  # per harness: the corpus it grows, its log and what it found
+rm -rf "$runs"
+found=0
+for harness in "$dir"/fuzz/fuzz_*; do
+  h=${harness##*/fuzz_}
+  mkdir -p "$runs/$h/corpus" "$runs/$h/findings"
+  cp fuzz/corpus/"$h"/* "$runs/$h/corpus/"
+  log="$runs/$h/log"
+  if "$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+    -print_final_stats=1 -artifact_prefix="$runs/$h/findings/" "$runs/$h/corpus" >"$log" 2>&1; then
+    echo "fuzz: $h: no finding in $(sed -n 's/^stat::number_of_executed_units: *//p' "$log") runs"
+  else
+    found=1
+    finding=$(find "$runs/$h/findings" -type f | head -n 1)
+    echo "fuzz: $h: FINDING, reproduce with $harness ${finding:-(no file: see the log)}"
+    grep -a -m 5 -E "ERROR|runtime error|terminate called|what\(\)|fuzz finding" "$log" |
+      cut -c 1-300 | sed 's/^/  /' || true
+    echo "  (whole log: $log)"
+  fi
+done
+exit "$found"
