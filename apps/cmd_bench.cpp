@@ -68,7 +68,7 @@ StepFigures time_step(const ConvShape& shape, const GridDims& dims, const Commun
 int run_bench(const BenchOptions& o) {
   apply_compute_flag(o.compute);
   const Communicator world = Communicator::world();
-  apply_threads_flag(o.threads, world);
+  use_kernel_threads(o.threads, world);
   const int P = world.size();
   if (o.repeat < 1) throw InputError(fmt::format("--repeat {} must be at least 1", o.repeat));
   const Backend backend = o.backend == "reference" ? Backend::reference : Backend::onednn;

@@ -115,7 +115,7 @@ int run_conv(const ConvOptions& o) {
   apply_compute_flag(o.compute);
   require(!o.check || !sim::kernels_skipped(), "--check compares computed results: it needs --compute run");
   const Communicator world = Communicator::world();
-  apply_threads_flag(o.threads, world);
+  use_kernel_threads(o.threads, world);
   const ConvShape shape = ConvShape::parse(o.shape);
   const std::vector<Pass> passes = passes_of(o.pass);
   check_file_flags(o, passes);

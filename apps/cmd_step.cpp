@@ -196,7 +196,7 @@ int64_t max_at_root(const Communicator& world, int64_t value) {
 int run_step(const StepOptions& o) {
   apply_compute_flag(o.compute);
   const Communicator world = Communicator::world();
-  apply_threads_flag(o.threads, world);
+  use_kernel_threads(o.threads, world);
   const bool root = world.rank() == 0;
   family_of(o.strategy);  // InputError for an unknown one, before any work
   const Network net = load_network(o.network);

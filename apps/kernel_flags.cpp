@@ -1,9 +1,6 @@
 // --compute and --threads: the flags and what they set.
 #include "kernel_flags.hpp"
 
-#include <fmt/format.h>
-
-#include "convgrid/error.hpp"
 #include "sim/compute.hpp"
 
 namespace convgrid::cli {
@@ -21,11 +18,6 @@ void add_threads_flag(CLI::App* sub, int& threads) {
   sub->add_option("--threads", threads,
                   "kernel threads per rank (0: the cores of the rank's affinity mask, shared with the ranks of "
                   "its node that overlap it)");
-}
-
-ThreadFit apply_threads_flag(int threads, const Communicator& world) {
-  if (threads < 0) throw InputError(fmt::format("--threads {}: must be 0 (fit to the launch) or more", threads));
-  return use_kernel_threads(threads, world);
 }
 
 }  // namespace convgrid::cli

@@ -7,7 +7,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include "comm/communicator.hpp"
 #include "comm/kernel_threads.hpp"
 
 namespace convgrid::cli {
@@ -17,9 +16,7 @@ void add_compute_flag(CLI::App* sub, std::string& mode);
 // mode and for model outside the SMPI build.
 void apply_compute_flag(const std::string& mode);
 
+// --threads: the count for use_kernel_threads (comm/kernel_threads.hpp).
 void add_threads_flag(CLI::App* sub, int& threads);
-// Sets this rank's kernel threads: `threads` when above 0, else fitted to the launch (collective;
-// rank 0 warns about an oversubscribed node). InputError for a negative count.
-ThreadFit apply_threads_flag(int threads, const Communicator& world);
 
 }  // namespace convgrid::cli

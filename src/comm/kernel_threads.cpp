@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "comm/mpi_error.hpp"
+#include "convgrid/error.hpp"
 #include "convgrid/local_conv.hpp"
 #include "sim/simulation.hpp"
 
@@ -78,6 +79,9 @@ CpuMask own_cpu_mask() {
 }
 
 ThreadFit use_kernel_threads(int requested, const Communicator& world) {
+  if (requested < 0) {
+    throw InputError(fmt::format("--threads {}: must be 0 (fit to the launch) or more", requested));
+  }
   if constexpr (sim::kSimulated) {
     ThreadFit one;
     set_kernel_threads(1);

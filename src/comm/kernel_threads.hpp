@@ -36,6 +36,7 @@ CpuMask own_cpu_mask();
 // Sets this rank's kernel threads: `requested` when above 0, else OMP_NUM_THREADS when it is set
 // to a positive count (the usual way to ask an OpenMP program for threads), else the fit.
 // Collective over `world`; rank 0 prints one warning to stderr when any node is oversubscribed.
+// InputError (before anything collective) for a negative `requested`.
 // Under SMPI every rank runs one thread (SMPI times one thread per rank) and nothing is fitted.
 // Returns the fit, with `threads` the count in use.
 ThreadFit use_kernel_threads(int requested, const Communicator& world);

@@ -75,7 +75,8 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
   StepContext ctx{labels, weights, train, {}};
   auto& nodes = graph_.nodes();
   const auto words = [](TrafficCounter& t) { return t.traffic().words(); };
-  const auto zero = [&](size_t t) {
+  // The buffers whose lives begin at step time t: gradients zeroed, the others poisoned in tests.
+  const auto begin_lives = [&](size_t t) {
     for (const auto& [p, bytes] : zero_at_[t]) std::memset(p, 0, static_cast<size_t>(bytes));
     if (!poison_) return;
     for (const auto& [p, bytes] : poison_at_[t]) std::memset(p, 0xff, static_cast<size_t>(bytes));  // NaN
@@ -84,7 +85,7 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
   for (size_t i = 0; i < n; ++i) {
     TrainLayer& l = *nodes[i].layer;
     const int64_t own = words(l.traffic()), edge = words(l.edge_traffic());
-    zero(i);
+    begin_lives(i);
     l.forward(ctx);
     step_words_[i] = {{words(l.traffic()) - own, 0}, {words(l.edge_traffic()) - edge, 0}};
   }
@@ -92,7 +93,7 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
   for (size_t i = nodes.size(); i-- > 0;) {
     TrainLayer& l = *nodes[i].layer;
     const int64_t own = words(l.traffic()), edge = words(l.edge_traffic());
-    zero(2 * n - 1 - i);
+    begin_lives(2 * n - 1 - i);
     l.backward(ctx);
     step_words_[i].own.backward = words(l.traffic()) - own;
     step_words_[i].edge.backward = words(l.edge_traffic()) - edge;

@@ -61,12 +61,11 @@ class DistNet {
   // `train` false: inference (batch normalization uses its running statistics).
   XentResult step(std::span<const int32_t> labels, std::span<const float> weights, bool train);
 
-  // Trainable parameters, and state that is checkpointed but not trained (running statistics).
   // Tests: fill every other activation buffer with NaN as its life begins (bytes 0xff), so that a
   // pass reading a buffer before it is written, or after its bytes went to another, shows.
   void poison_buffers_as_lives_begin(bool on) { poison_ = on; }
-  const StepMemoryPlan& memory_plan() const { return memory_; }
 
+  // Trainable parameters, and state that is checkpointed but not trained (running statistics).
   std::vector<ParamShard>& params() { return params_; }
   std::vector<ParamShard>& state() { return state_; }
 

@@ -107,7 +107,6 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   if (o.batch < 1) throw InputError(fmt::format("--batch {}: must be at least 1", o.batch));
   if (o.train.resume && o.train.checkpoint_dir.empty())
     throw InputError("--resume needs --checkpoint-dir");
-  if (o.threads < 0) throw InputError(fmt::format("--threads {}: must be 0 (fit to the launch) or more", o.threads));
   const Network net = load_network(o.network);
   const FashionMnist data{o.data.dir.empty() ? FashionMnist{}.dir : o.data.dir};
   if (o.data.synthetic && o.data.augment.enabled()) {

@@ -18,6 +18,7 @@
 
 #include "comm/collectives.hpp"
 #include "convgrid/error.hpp"
+#include "kernel/vector_loops.hpp"
 #include "model/batch_norm_volume.hpp"
 #include "train/batch_norm_kernel.hpp"
 #include "train/train_layer.hpp"
@@ -104,7 +105,7 @@ class BatchNormLayer final : public TrainLayer {
     bn_input_grad(slice, in_.data, out_.grad, channels_, stats_, vec_[kWeight], sums_.first(nc),
                   sums_.last(nc), step.weights, din_);
     if (!sole_reader_) {
-      for (int64_t i = 0; i < slice.size(); ++i) in_.grad[i] += din_[i];
+      add_into(in_.grad, din_, slice.size());
     }
   }
 
