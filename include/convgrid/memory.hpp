@@ -1,31 +1,98 @@
 // Float32 storage for tensors and workspaces, all from one allocator that counts the current and
-// peak bytes of this process, and a pool so that repeated execution of the same work allocates
+// peak bytes of this rank, and a pool so that repeated execution of the same work allocates
 // nothing (first touch of fresh memory costs about 12 us per 4 KiB page on these machines).
+//
+// The memory limit. With a limit set (--mem-per-rank), an allocation that would take the rank's
+// tracked bytes over it throws Error before anything is allocated or counted, naming what asked
+// (the MemoryScopes open on the rank) and the bytes, instead of the operating system killing the
+// job later. The planner keeps every plan's modelled bytes under the limit and the running code
+// holds exactly those (train/training_memory.hpp), so the limit is a backstop: it fires only
+// when the model is wrong or something allocates that it does not know of.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace convgrid {
 
-// Process-wide byte counters of every Buffer alive (pooled ones included).
+// Byte counters of every Buffer and TrackedVector alive on this rank (pooled ones included),
+// and the rank's limit on them.
 class MemoryTracker {
  public:
   static int64_t current_bytes();
   static int64_t peak_bytes();
   // Restarts peak tracking from the current level (to measure one phase).
   static void reset_peak();
+  // This rank's limit on current_bytes() (none: unlimited, the default). Set it while no other
+  // thread of the rank allocates; ScopedMemoryLimit sets it for a scope.
+  static void set_limit(std::optional<int64_t> bytes);
+  static std::optional<int64_t> limit();
 
  private:
   friend class Buffer;
   template <class T>
   friend struct TrackedAllocator;
+  // Counts `bytes`, or throws Error counting nothing when they would take the rank over its
+  // limit or over the machine's physical memory.
   static void on_alloc(int64_t bytes);
   static void on_free(int64_t bytes);
+};
+
+// Sets this rank's memory limit while it lives, and puts the one before back.
+class ScopedMemoryLimit {
+ public:
+  explicit ScopedMemoryLimit(std::optional<int64_t> bytes) : before_(MemoryTracker::limit()) {
+    MemoryTracker::set_limit(bytes);
+  }
+  ~ScopedMemoryLimit() { MemoryTracker::set_limit(before_); }
+  ScopedMemoryLimit(const ScopedMemoryLimit&) = delete;
+  ScopedMemoryLimit& operator=(const ScopedMemoryLimit&) = delete;
+
+ private:
+  std::optional<int64_t> before_;
+};
+
+// Names what this rank allocates while the scope lives, for the memory limit's error:
+//   MemoryScope scope("layer '", layer.name(), "' (", layer.kind(), ")");
+// The parts are kept as views and joined only when the limit is exceeded, so opening a scope
+// costs no formatting; each part must outlive the scope (a literal, a name the caller holds: a
+// temporary std::string does not compile). Scopes nest; the error names the open ones outermost
+// first, "a > b". Open and close a rank's scopes on its own thread, innermost first (as RAII
+// does); kernel threads' allocations are named by the scopes of the rank's thread.
+class MemoryScope {
+ public:
+  static constexpr size_t kMaxParts = 6;
+
+  template <class... Parts>
+    requires(sizeof...(Parts) >= 1 && sizeof...(Parts) <= kMaxParts &&
+             (std::is_convertible_v<Parts, std::string_view> && ...) &&
+             (!std::is_same_v<std::remove_const_t<Parts>, std::string> && ...))
+  explicit MemoryScope(Parts&&... parts)
+      : parts_{std::string_view(parts)...}, count_(sizeof...(Parts)) {
+    open();
+  }
+  ~MemoryScope();
+  MemoryScope(const MemoryScope&) = delete;
+  MemoryScope& operator=(const MemoryScope&) = delete;
+
+  // The scopes open on this rank, outermost first, joined by " > " ("" when none).
+  static std::string open_names();
+
+ private:
+  void open();
+
+  std::array<std::string_view, kMaxParts> parts_;
+  size_t count_;
+  const MemoryScope* outer_ = nullptr;
 };
 
 // A standard allocator whose bytes MemoryTracker counts: for the network's state that is not
@@ -37,9 +104,14 @@ struct TrackedAllocator {
   template <class U>
   TrackedAllocator(const TrackedAllocator<U>&) noexcept {}
   T* allocate(size_t n) {
-    T* p = std::allocator<T>{}.allocate(n);
-    MemoryTracker::on_alloc(static_cast<int64_t>(n * sizeof(T)));
-    return p;
+    const auto bytes = static_cast<int64_t>(n * sizeof(T));
+    MemoryTracker::on_alloc(bytes);  // may refuse them: before anything is allocated
+    try {
+      return std::allocator<T>{}.allocate(n);
+    } catch (...) {
+      MemoryTracker::on_free(bytes);
+      throw;
+    }
   }
   void deallocate(T* p, size_t n) noexcept {
     MemoryTracker::on_free(static_cast<int64_t>(n * sizeof(T)));

@@ -16,6 +16,7 @@
 #include "convgrid/conv_shape.hpp"
 #include "convgrid/local_conv.hpp"
 #include "layout/grid_dims.hpp"
+#include "memory/byte_sizes.hpp"  // the limits and figures planners report
 #include "model/machine_profile.hpp"
 #include "model/volume_stats.hpp"
 
@@ -96,10 +97,5 @@ std::vector<LayerPlan> best_layer_plans(const ConvShape& shape, const PlanOption
 // smallest --mem-per-rank under which plan_layer finds a grid. InputError as plan_layer's.
 int64_t smallest_memory_bytes(const ConvShape& shape, const PlanOptions& options,
                               const GridFilter& allowed = {});
-
-// "12.5 MiB"-style, and the parser of --mem-per-rank values: BYTES or a number with
-// KiB/MiB/GiB (InputError naming the value otherwise).
-int64_t parse_bytes(const std::string& text);
-std::string format_bytes(int64_t bytes);
 
 }  // namespace convgrid

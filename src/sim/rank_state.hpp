@@ -6,6 +6,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
+
+namespace convgrid {
+class MemoryScope;
+}
 
 namespace convgrid::sim {
 
@@ -16,6 +21,10 @@ struct RankState {
   // threads may allocate.
   std::atomic<int64_t> current_bytes{0};
   std::atomic<int64_t> peak_bytes{0};
+  // The limit on current_bytes (none: unlimited), and the innermost MemoryScope open on the rank
+  // (each links to the one it is inside): set by the rank's thread, read by its kernel threads.
+  std::optional<int64_t> memory_limit;
+  const MemoryScope* memory_scope = nullptr;
   // Non-blocking operations posted and not completed (comm/request.hpp).
   int64_t outstanding_requests = 0;
   ComputeMode compute = ComputeMode::run;

@@ -1,10 +1,13 @@
 // The distributed network (see dist_net.hpp): the graph's nodes bound in order, forward in order
-// and backward in reverse, with each node's words of the step taken from its counters.
+// and backward in reverse, with each node's words of the step taken from its counters. What each
+// layer allocates, as it is bound and in its passes (the algorithms' buffers come with the first
+// step), is named for the memory limit.
 #include "train/dist_net.hpp"
 
 #include <fmt/format.h>
 
 #include <cstring>
+#include <string_view>
 
 #include "convgrid/error.hpp"
 
@@ -27,6 +30,21 @@ std::vector<LayerPlan> plans_for(const std::vector<LayerPlan>& plans, Arithmetic
   return out;
 }
 
+namespace {
+
+// The step's arena, named for the memory limit (convgrid/memory.hpp).
+Buffer allocate_arena(const StepMemoryPlan& plan) {
+  const MemoryScope scope("activation arena");
+  return Buffer(plan.arena_bytes / static_cast<int64_t>(sizeof(float)));
+}
+
+// Names what layer `l` allocates, while binding or in a pass (`what`), for the memory limit.
+MemoryScope layer_scope(const TrainLayer& l, std::string_view what) {
+  return MemoryScope("layer '", l.name(), "' (", l.kind(), ")", what);
+}
+
+}  // namespace
+
 DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_t batch,
                  const Communicator& world, uint64_t seed, Backend backend, Arithmetic arithmetic)
     : world_(world),
@@ -34,7 +52,7 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
       graph_(net, plans_for(plans, arithmetic, net), batch, world.size(), world.rank(), seed,
              backend),
       memory_(plan_step_memory(graph_)),
-      arena_(memory_.arena_bytes / static_cast<int64_t>(sizeof(float))) {
+      arena_(allocate_arena(memory_)) {
   auto& nodes = graph_.nodes();
   std::vector<std::vector<std::byte*>> places(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) places[i].resize(nodes[i].layer->buffers().size());
@@ -53,6 +71,7 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
   }
   std::vector<ActivationData> data;
   for (auto& node : graph_.nodes()) {
+    const MemoryScope scope = layer_scope(*node.layer, "");
     const ActivationData in = node.input >= 0 ? data[node.input] : ActivationData{};
     const ActivationData shortcut = node.shortcut >= 0 ? data[node.shortcut] : ActivationData{};
     data.push_back(node.layer->bind(world, in, shortcut));
@@ -86,6 +105,7 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
     TrainLayer& l = *nodes[i].layer;
     const int64_t own = words(l.traffic()), edge = words(l.edge_traffic());
     begin_lives(i);
+    const MemoryScope scope = layer_scope(l, " forward");
     l.forward(ctx);
     step_words_[i] = {{words(l.traffic()) - own, 0}, {words(l.edge_traffic()) - edge, 0}};
   }
@@ -94,6 +114,7 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
     TrainLayer& l = *nodes[i].layer;
     const int64_t own = words(l.traffic()), edge = words(l.edge_traffic());
     begin_lives(2 * n - 1 - i);
+    const MemoryScope scope = layer_scope(l, " backward");
     l.backward(ctx);
     step_words_[i].own.backward = words(l.traffic()) - own;
     step_words_[i].edge.backward = words(l.edge_traffic()) - edge;

@@ -4,7 +4,10 @@
 namespace convgrid {
 
 Sgd::Sgd(const std::vector<ParamShard>& params, SgdOptions options) : options_(options) {
-  for (const ParamShard& p : params) velocity_.emplace_back(p.value.size(), 0.0f);
+  for (const ParamShard& p : params) {
+    const MemoryScope scope("SGD momentum of ", p.name);
+    velocity_.emplace_back(p.value.size(), 0.0f);
+  }
 }
 
 void Sgd::step(std::vector<ParamShard>& params) {

@@ -142,6 +142,9 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   }
   const TrainingMemory modelled =
       training_memory(net, report.plan.plans, o.batch, world.size(), world.rank());
+  // From here on no rank's tracked bytes may pass --mem-per-rank (convgrid/memory.hpp): the
+  // plans' model of them fits it, so this only stops a job the model got wrong, with a message.
+  const ScopedMemoryLimit memory_limit(o.plan.planner.layer.mem_per_rank_bytes);
   DistNet dnet(net, report.plan.plans, o.batch, world, o.seed);
   if (observer.started) observer.started(report);
 
