@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "io/output_paths.hpp"
 #include "commands.hpp"
 #include "kernel_flags.hpp"
 #include "convgrid/error.hpp"
@@ -70,6 +71,7 @@ int run_bench(const BenchOptions& o) {
   const Communicator world = Communicator::world();
   use_kernel_threads(o.threads, world);
   const int P = world.size();
+  check_output_file(world, o.json, "--json");
   if (o.repeat < 1) throw InputError(fmt::format("--repeat {} must be at least 1", o.repeat));
   const Backend backend = o.backend == "reference" ? Backend::reference : Backend::onednn;
   std::regex filter;

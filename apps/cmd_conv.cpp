@@ -15,6 +15,7 @@
 
 #include "algo/grid_conv.hpp"
 #include "comm/communicator.hpp"
+#include "io/output_paths.hpp"
 #include "commands.hpp"
 #include "kernel_flags.hpp"
 #include "conv_report.hpp"
@@ -119,6 +120,10 @@ int run_conv(const ConvOptions& o) {
   const ConvShape shape = ConvShape::parse(o.shape);
   const std::vector<Pass> passes = passes_of(o.pass);
   check_file_flags(o, passes);
+  check_output_file(world, o.output, "--output");
+  check_output_file(world, o.grad_input, "--grad-input");
+  check_output_file(world, o.grad_weight, "--grad-weight");
+  check_output_file(world, o.json, "--json");
   require(o.repeat >= 1, fmt::format("--repeat {} must be at least 1", o.repeat));
   const Backend backend = o.backend == "reference" ? Backend::reference : Backend::onednn;
 

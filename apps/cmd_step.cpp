@@ -37,6 +37,7 @@
 
 #include "comm/collective_check.hpp"
 #include "comm/communicator.hpp"
+#include "io/output_paths.hpp"
 #include "commands.hpp"
 #include "kernel_flags.hpp"
 #include "convgrid/error.hpp"
@@ -199,6 +200,7 @@ int run_step(const StepOptions& o) {
   use_kernel_threads(o.threads, world);
   const bool root = world.rank() == 0;
   family_of(o.strategy);  // InputError for an unknown one, before any work
+  check_output_file(world, o.json, "--json");
   const Network net = load_network(o.network);
   const Backend backend = o.backend == "reference" ? Backend::reference : Backend::onednn;
   const std::vector<ComputeLayer> compute = net.compute_layers();

@@ -4,18 +4,22 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "convgrid/error.hpp"
 #include "io/idx.hpp"
+#include "io/output_paths.hpp"
 #include "kernel_flags.hpp"
 #include "plan_flags.hpp"
+#include "train/stop_signals.hpp"
 #include "train/training_job.hpp"
 #include "train_progress.hpp"
-#include "kernel_flags.hpp"
 #include "train_report.hpp"
 
 namespace convgrid::cli {
@@ -34,7 +38,8 @@ struct TrainCliOptions {
   std::string json;
   int64_t progress_every = 100;
   bool log_steps = false;
-  std::string kill_at;  // "R:S", testing only
+  std::string raise_at;  // "R:S:SIGNAL", testing only
+  std::string stall_timeout = "auto";
   std::string data = "fashion-mnist";
 };
 
@@ -48,6 +53,41 @@ GridFamily parse_family(const std::string& s) {
       fmt::format("--family {}: expected any, data_parallel, batch_spatial or channel_filter", s));
 }
 
+// --stall-timeout: auto (the watchdog's default rule), 0 (off) or a number of seconds.
+StallOptions parse_stall_timeout(const std::string& s) {
+  if (s == "auto") return {};
+  double seconds = -1;
+  size_t used = 0;
+  try {
+    seconds = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || !std::isfinite(seconds) || seconds < 0) {
+    throw InputError(
+        fmt::format("--stall-timeout {}: expected auto, 0 (off) or a number of seconds", s));
+  }
+  if (seconds == 0) return {std::nullopt, false};
+  return {seconds, true};
+}
+
+// --raise-at RANK:STEP:SIGNAL (testing).
+void parse_raise_at(const std::string& s, TrainOptions& t) {
+  static const std::map<std::string, int> kSignals = {
+      {"KILL", SIGKILL}, {"STOP", SIGSTOP}, {"TERM", SIGTERM}, {"INT", SIGINT}, {"USR1", SIGUSR1}};
+  char name[8] = {};
+  int used = 0;
+  if (std::sscanf(s.c_str(), "%d:%ld:%7[A-Z1]%n", &t.raise_rank, &t.raise_step, name, &used) != 3 ||
+      used != static_cast<int>(s.size()) || !kSignals.contains(name) || t.raise_rank < 0 ||
+      t.raise_step < 1) {
+    throw InputError(fmt::format(
+        "--raise-at {}: expected RANK:STEP:SIGNAL, STEP from 1, SIGNAL one of KILL, STOP, TERM, "
+        "INT, USR1",
+        s));
+  }
+  t.raise_signal = kSignals.at(name);
+}
+
 // The flags as the job's options.
 TrainJobOptions job_options(const TrainCliOptions& o, int64_t procs) {
   TrainJobOptions job = o.job;
@@ -57,10 +97,8 @@ TrainJobOptions job_options(const TrainCliOptions& o, int64_t procs) {
   job.train.schedule.warmup_epochs = o.warmup_epochs;
   job.train.schedule.milestones = o.milestones;
   job.train.schedule.gamma = o.lr_gamma;
-  if (!o.kill_at.empty() &&
-      std::sscanf(o.kill_at.c_str(), "%d:%ld", &job.train.kill_rank, &job.train.kill_step) != 2) {
-    throw InputError(fmt::format("--kill-at {}: expected RANK:STEP", o.kill_at));
-  }
+  if (!o.raise_at.empty()) parse_raise_at(o.raise_at, job.train);
+  job.stall = parse_stall_timeout(o.stall_timeout);
   job.plan.planner.layer =
       plan_options(PlanFlags{"train", "volume", "ib100-cpu", o.mem_per_rank}, procs);
   job.plan.planner.family = parse_family(o.family);
@@ -104,6 +142,9 @@ int run_train(const TrainCliOptions& o) {
       std::fflush(stdout);
     }
   };
+  check_output_file(world, o.json, "--json");
+  // SIGTERM, SIGINT, SIGUSR1: checkpoint at the next step boundary and stop (stop_signals.hpp).
+  const StopSignals stop_signals;
   const TrainJobReport report = run_training_job(world, job, observer);
   if (!root) return 0;
   if (!report.epochs.empty())
@@ -194,8 +235,13 @@ void add_train_command(CLI::App& app, Registry& registry) {
                   "steps between progress lines (not a terminal)")
       ->capture_default_str();
   sub->add_flag("--log-steps", o->log_steps, "add every step's loss to --json (steps[])");
-  sub->add_option("--kill-at", o->kill_at,
-                  "testing: rank R kills itself (SIGKILL) before step S, as R:S")
+  sub->add_option("--stall-timeout", o->stall_timeout,
+                  "seconds without progress before the job ends with an error (a rank stopped or "
+                  "died); auto: 20x the median step, at least 60 s; 0: never")
+      ->capture_default_str();
+  sub->add_option("--raise-at", o->raise_at,
+                  "testing: rank R raises SIGNAL (KILL, STOP, TERM, INT, USR1) on itself before "
+                  "step S, as R:S:SIGNAL")
       ->group("");
   registry.emplace_back(sub, [o] { return run_train(*o); });
 }

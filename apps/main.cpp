@@ -4,7 +4,9 @@
 // not what it claims) is printed once, by rank 0, and every rank exits with status 1. The ranks
 // find out whether they all failed through a barrier on a communicator of its own, waited for
 // at most a few seconds; an error that only some ranks meet is printed by each of them and the
-// whole job is aborted (MPI_Abort), so that no rank is left waiting in a collective.
+// whole job is aborted (MPI_Abort), so that no rank is left waiting in a collective. A job
+// stopped by a signal (convgrid::JobStopped) is not an error: every rank prints its line and
+// exits with the stop's status.
 #include <mpi.h>
 
 #include <chrono>
@@ -93,6 +95,12 @@ int main(int argc, char** argv) {
     for (auto& [sub, run] : registry) {
       if (sub->parsed()) status = run();
     }
+  } catch (const convgrid::JobStopped& e) {
+    // Every rank stopped at the same point: each says so and MPI ends normally.
+    std::fprintf(stderr, "convgrid: %s\n", e.what());
+    std::fflush(stderr);
+    MPI_Finalize();
+    return e.status();
   } catch (const std::exception& e) {
     return fail(error_comm, rank, size, e.what());
   }

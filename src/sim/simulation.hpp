@@ -12,6 +12,8 @@
 //     folded onto shared pages (SMPI_SHARED_MALLOC), so thousands of ranks fit in memory.
 //  4. file I/O: npy slices use MPI-IO under Open MPI; SMPI's hosts have no disk, so the SMPI
 //     build reads and writes each rank's runs with POSIX calls (io/npy_slices.cpp).
+//  5. wall-clock guards: the stall watchdog (train/stall_watchdog.hpp) and the stop signals
+//     (train/stop_signals.hpp) are off: time is simulated, and the ranks share one process.
 #pragma once
 
 namespace convgrid::sim {

@@ -126,20 +126,30 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir,
   int ok = 1;
   std::string error;
   if (world.rank() == 0) {
+    const std::string tmp =
+        (fs::path(dir) / fmt::format(".step-{:08d}.ckpt.tmp", state.step)).string();
     try {
       std::error_code ec;
       fs::create_directories(dir, ec);
       if (ec)
         throw InputError(fmt::format("--checkpoint-dir {}: cannot create: {}", dir, ec.message()));
       const std::string bytes = checkpoint_bytes(file);
-      const std::string tmp =
-          (fs::path(dir) / fmt::format(".step-{:08d}.ckpt.tmp", state.step)).string();
       const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (fd < 0) throw InputError(fmt::format("{}: cannot create: {}", tmp, std::strerror(errno)));
-      write_all(fd, bytes.data(), bytes.size(), tmp);
-      if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        throw InputError(fmt::format("{}: fsync failed: {}", tmp, std::strerror(errno)));
+      try {
+        write_all(fd, bytes.data(), bytes.size(), tmp);
+      } catch (...) {
+        ::close(fd);
+        throw;
       }
+      // A full file system may only show at fsync or close (delayed allocation, NFS).
+      if (::fsync(fd) != 0) {
+        const int e = errno;
+        ::close(fd);
+        throw InputError(fmt::format("{}: fsync failed: {}", tmp, std::strerror(e)));
+      }
+      if (::close(fd) != 0)
+        throw InputError(fmt::format("{}: close failed: {}", tmp, std::strerror(errno)));
       fs::rename(tmp, path);
       const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
       if (dfd >= 0) {
@@ -148,7 +158,8 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir,
       }
     } catch (const std::exception& e) {
       ok = 0;
-      error = e.what();
+      error = fmt::format("checkpoint {} not written: {}", path, e.what());
+      ::unlink(tmp.c_str());  // the partial file would only take the space the next try needs
     }
   }
   check_mpi(MPI_Bcast(&ok, 1, MPI_INT, 0, world.raw()), "MPI_Bcast");
@@ -199,6 +210,15 @@ TrainState read_checkpoint(const std::string& path, const TrainState& expected,
                  });
   }
   return s;
+}
+
+void remove_partial_checkpoints(const Communicator& world, const std::string& dir) {
+  if (world.rank() != 0) return;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(".step-", 0) == 0 && name.ends_with(".ckpt.tmp")) fs::remove(e.path(), ec);
+  }
 }
 
 std::vector<std::string> list_checkpoints(const std::string& dir) {

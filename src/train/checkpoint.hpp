@@ -37,6 +37,11 @@ TrainState read_checkpoint(const std::string& path, const TrainState& expected,
                            std::vector<TrackedVector<float>>& momentum,
                            std::vector<ParamShard>& state_tensors);
 
+// Removes what a run killed while writing left behind (the temporary .step-<step>.ckpt.tmp, never
+// taken for a checkpoint), so that it does not hold the space the next checkpoint needs. Rank 0
+// does it; the other ranks return at once.
+void remove_partial_checkpoints(const Communicator& world, const std::string& dir);
+
 // The checkpoints in `dir`, newest (highest step) first.
 std::vector<std::string> list_checkpoints(const std::string& dir);
 

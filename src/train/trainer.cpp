@@ -9,6 +9,7 @@
 #include <csignal>
 
 #include "convgrid/error.hpp"
+#include "train/stop_signals.hpp"
 
 namespace convgrid {
 namespace {
@@ -20,11 +21,15 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 Trainer::Trainer(const Communicator& world, DistNet& net, BatchSource& train, BatchSource& test,
-                 TrainState initial, TrainOptions options)
+                 TrainState initial, TrainOptions options, StallWatchdog* watchdog)
     : world_(world), net_(net), train_(train), test_(test), state_(std::move(initial)),
       options_(std::move(options)), sgd_(net.params(), options_.sgd),
       schedule_(options_.sgd.lr, options_.schedule, train.batches(), options_.epochs),
-      labels_(net.batch()), weights_(net.batch()) {}
+      watchdog_(watchdog), labels_(net.batch()), weights_(net.batch()) {}
+
+void Trainer::mark(StallWatchdog::Phase phase, std::string what) {
+  if (watchdog_ != nullptr) watchdog_->enter(phase, std::move(what));
+}
 
 void Trainer::resume(const TrainObserver& observer) {
   const auto note = [&](const std::string& s) {
@@ -36,6 +41,7 @@ void Trainer::resume(const TrainObserver& observer) {
                                net_.state());
       note(fmt::format("resumed from {} (epoch {}, step {})", path, state_.epoch + 1, state_.step));
       last_checkpoint_ = path;
+      last_checkpoint_step_ = state_.step;
       return;
     } catch (const InputError& e) {
       note(fmt::format("{}; trying the one before", e.what()));
@@ -45,9 +51,28 @@ void Trainer::resume(const TrainObserver& observer) {
 }
 
 void Trainer::checkpoint() {
-  if (options_.checkpoint_dir.empty()) return;
-  last_checkpoint_ = write_checkpoint(world_, options_.checkpoint_dir, state_, net_.params(), sgd_.velocity(),
-                                      net_.state());
+  if (options_.checkpoint_dir.empty() || last_checkpoint_step_ == state_.step) return;
+  mark(StallWatchdog::Phase::checkpoint, fmt::format("the checkpoint of step {}", state_.step));
+  try {
+    last_checkpoint_ = write_checkpoint(world_, options_.checkpoint_dir, state_, net_.params(),
+                                        sgd_.velocity(), net_.state());
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}; {}", e.what(),
+                                 last_checkpoint_.empty()
+                                     ? std::string("no earlier checkpoint of this run")
+                                     : fmt::format("the last good one, {}, is intact (--resume "
+                                                   "continues from it)",
+                                                   last_checkpoint_)));
+  }
+  last_checkpoint_step_ = state_.step;
+}
+
+void Trainer::stop_if_signalled() {
+  const int sig = agreed_stop_signal(world_);
+  if (sig == 0) return;
+  checkpoint();
+  throw stopped_by_signal(world_.rank(), sig, state_.step,
+                          options_.checkpoint_dir.empty() ? std::string() : last_checkpoint_);
 }
 
 EpochRecord Trainer::evaluate(int64_t epoch) {
@@ -57,6 +82,9 @@ EpochRecord Trainer::evaluate(int64_t epoch) {
   double loss = 0, weight = 0;
   int64_t correct = 0;
   for (int64_t b = 0; b < test_.batches(); ++b) {
+    stop_if_signalled();
+    mark(StallWatchdog::Phase::test,
+         fmt::format("test batch {} of {} after epoch {}", b + 1, test_.batches(), epoch));
     test_.fill(b, net_.input_tensor(), net_.input_slice(), net_.input(), labels_, weights_);
     const XentResult r = net_.step(labels_, weights_, false);
     loss += r.loss * r.weight;
@@ -79,11 +107,17 @@ std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
     int64_t trained = 0;  // samples trained in this run (a resumed epoch counts from its start)
     EpochRecord rec;
     for (int64_t b = state_.batch_in_epoch; b < train_.batches(); ++b) {
-      if (world_.rank() == options_.kill_rank && state_.step == options_.kill_step) std::raise(SIGKILL);
+      stop_if_signalled();
+      mark(StallWatchdog::Phase::step,
+           fmt::format("step {}, batch {} of epoch {}", state_.step + 1, b + 1, epoch + 1));
+      if (world_.rank() == options_.raise_rank && state_.step + 1 == options_.raise_step)
+        std::raise(options_.raise_signal);
+      const auto step_start = std::chrono::steady_clock::now();
       train_.fill(b, net_.input_tensor(), net_.input_slice(), net_.input(), labels_, weights_);
       const XentResult r = net_.step(labels_, weights_, true);
       sgd_.set_lr(static_cast<float>(schedule_.lr(state_.step)));
       sgd_.step(net_.params());
+      if (watchdog_ != nullptr) watchdog_->step_took(seconds_since(step_start));
       ++state_.step;
       state_.batch_in_epoch = b + 1;
       state_.epoch_loss_sum += r.loss * r.weight;

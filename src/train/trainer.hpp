@@ -5,6 +5,9 @@
 // Before global step s (0-based) the optimiser's rate is set to float(LrSchedule::lr(s)) of
 // train/lr_schedule.hpp, with base = sgd.lr and steps per epoch = the training set's batches: the
 // rate depends on the step only, so a resumed run uses the same rates too.
+// At every step boundary and between test batches the ranks agree whether a stop signal came
+// (train/stop_signals.hpp); if one did, the loop checkpoints (with a directory) and every rank
+// throws JobStopped. A StallWatchdog, when given, gets a progress mark at each phase.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@
 #include "train/dist_net.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/sgd.hpp"
+#include "train/stall_watchdog.hpp"
 
 namespace convgrid {
 
@@ -29,9 +33,11 @@ struct TrainOptions {
   std::string checkpoint_dir;    // empty: none
   int64_t checkpoint_every = 0;  // steps; 0: at the end of every epoch only
   bool resume = false;
-  // Testing aid: rank kill_rank raises SIGKILL on itself before step kill_step (a killed rank).
-  int kill_rank = -1;
-  int64_t kill_step = -1;
+  // Testing aid: rank raise_rank raises raise_signal on itself before global step raise_step
+  // (1-based): SIGKILL for a killed rank, SIGSTOP for a stopped one, SIGTERM for a stop request.
+  int raise_rank = -1;
+  int64_t raise_step = -1;
+  int raise_signal = 0;
 };
 
 struct EpochRecord {
@@ -58,8 +64,9 @@ struct TrainObserver {
 
 class Trainer {
  public:
+  // `watchdog` (may be null) must outlive the trainer.
   Trainer(const Communicator& world, DistNet& net, BatchSource& train, BatchSource& test,
-          TrainState initial, TrainOptions options);
+          TrainState initial, TrainOptions options, StallWatchdog* watchdog = nullptr);
 
   // Runs to the end (resuming first when asked); returns every epoch's record of this run.
   std::vector<EpochRecord> run(const TrainObserver& observer);
@@ -71,6 +78,9 @@ class Trainer {
   void resume(const TrainObserver& observer);
   EpochRecord evaluate(int64_t epoch);
   void checkpoint();
+  // Throws JobStopped on every rank when any rank has received a stop signal.
+  void stop_if_signalled();
+  void mark(StallWatchdog::Phase phase, std::string what);
 
   const Communicator& world_;
   DistNet& net_;
@@ -82,6 +92,8 @@ class Trainer {
   LrSchedule schedule_;
   std::vector<StepRecord> steps_;
   std::string last_checkpoint_;
+  int64_t last_checkpoint_step_ = -1;
+  StallWatchdog* watchdog_;
   std::vector<int32_t> labels_;
   std::vector<float> weights_;
 };

@@ -9,6 +9,7 @@
 #include "convgrid/error.hpp"
 #include "convgrid/memory.hpp"
 #include "io/idx.hpp"
+#include "io/output_paths.hpp"
 #include "nn/network_json.hpp"
 #include "train/batches.hpp"
 #include "train/synthetic_batches.hpp"
@@ -107,6 +108,9 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   if (o.batch < 1) throw InputError(fmt::format("--batch {}: must be at least 1", o.batch));
   if (o.train.resume && o.train.checkpoint_dir.empty())
     throw InputError("--resume needs --checkpoint-dir");
+  StallWatchdog watchdog(world.rank(), o.stall);
+  check_output_dir(world, o.train.checkpoint_dir, "--checkpoint-dir");
+  if (!o.train.checkpoint_dir.empty()) remove_partial_checkpoints(world, o.train.checkpoint_dir);
   const Network net = load_network(o.network);
   const FashionMnist data{o.data.dir.empty() ? FashionMnist{}.dir : o.data.dir};
   if (o.data.synthetic && o.data.augment.enabled()) {
@@ -152,7 +156,7 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   initial.network = net.name();
   initial.batch = o.batch;
   initial.seed = o.seed;
-  Trainer trainer(world, dnet, *train, *test, initial, o.train);
+  Trainer trainer(world, dnet, *train, *test, initial, o.train, &watchdog);
   // The words of the last training step (the test evaluation's steps are not training steps).
   std::vector<DistNet::NodeWords> last;
   TrainObserver inner = observer.trainer;

@@ -15,6 +15,7 @@
 #include "plan/network_planner.hpp"
 #include "train/augment.hpp"
 #include "train/dist_net.hpp"
+#include "train/stall_watchdog.hpp"
 #include "train/trainer.hpp"
 #include "train/training_memory.hpp"
 
@@ -56,7 +57,8 @@ struct TrainJobOptions {
   JobPlanOptions plan;  // plan.planner.layer.procs is set to the job's ranks
   TrainOptions train;   // epochs, optimiser, schedule, checkpoints
   TrainDataOptions data;
-  int threads = 0;  // kernel threads per rank; 0: the default
+  int threads = 0;    // kernel threads per rank; 0: the default
+  StallOptions stall;  // the stall watchdog (train/stall_watchdog.hpp), on by default
 };
 
 // What one node of the network received in the job's last training step, on the busiest rank,
@@ -86,7 +88,10 @@ struct TrainJobObserver {
   TrainObserver trainer;
 };
 
-// Collective over `world`. Throws InputError for bad options, data or networks.
+// Collective over `world`. Throws InputError for bad options, data or networks, and for a
+// checkpoint directory that cannot be written (checked before anything else is done); throws
+// JobStopped when a stop signal ends the job early (train/stop_signals.hpp). A rank that makes
+// no progress within the stall limit ends its process (train/stall_watchdog.hpp).
 TrainJobReport run_training_job(const Communicator& world, TrainJobOptions options,
                                 const TrainJobObserver& observer);
 

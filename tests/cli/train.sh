@@ -149,7 +149,7 @@ run_mpi 2 "${common[@]}" "${ck[@]}" --checkpoint-dir full > full.txt || fail "un
 final=$(ls full | tail -1)
 [[ $final == step-00000016.ckpt ]] || fail "final checkpoint is $final, expected step-00000016.ckpt"
 status=0
-run_mpi 2 "${common[@]}" "${ck[@]}" --checkpoint-dir cut --kill-at 1:7 > cut.txt 2>&1 || status=$?
+run_mpi 2 "${common[@]}" "${ck[@]}" --checkpoint-dir cut --raise-at 1:8:KILL > cut.txt 2>&1 || status=$?
 [[ $status -ne 0 && $status -ne 124 ]] || fail "the killed run exited with $status (124: it hung)"
 [[ ! -e cut/$final ]] || fail "the killed run wrote the final checkpoint"
 run_mpi 2 "${common[@]}" "${ck[@]}" --checkpoint-dir cut --resume > resumed.txt || fail "resume failed"

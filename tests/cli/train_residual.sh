@@ -78,7 +78,7 @@ run_mpi 2 "${ck[@]}" --checkpoint-dir full > full.txt || fail "uninterrupted run
 final=$(ls full | tail -1)
 [[ $final == step-00000016.ckpt ]] || fail "final checkpoint is $final, expected step-00000016.ckpt"
 status=0
-run_mpi 2 "${ck[@]}" --checkpoint-dir cut --kill-at 1:7 > cut.txt 2>&1 || status=$?
+run_mpi 2 "${ck[@]}" --checkpoint-dir cut --raise-at 1:8:KILL > cut.txt 2>&1 || status=$?
 [[ $status -ne 0 && $status -ne 124 ]] || fail "the killed run exited with $status (124: it hung)"
 run_mpi 2 "${ck[@]}" --checkpoint-dir cut --resume > resumed.txt || fail "resume failed: $(cat resumed.txt)"
 grep -q "resumed from .*step-00000006.ckpt" resumed.txt || fail "did not resume from step 6: $(cat resumed.txt)"
