@@ -69,10 +69,6 @@ class Reproducible final : public DistConv {
   PassSeconds seconds_;
 };
 
-bool fully_connected(const ConvShape& s) {
-  return s.H == 1 && s.W == 1 && s.R == 1 && s.S == 1 && s.Ho() == 1 && s.Wo() == 1;
-}
-
 // What GridConv holds when pass p starts, the passes before it in `passes` having run.
 Held held_before(Pass p, const std::vector<Pass>& passes) {
   Held held;

@@ -40,7 +40,7 @@ ReproducibleConv::ReproducibleConv(const ConvShape& shape, const ProcessGrid& gr
   samples_ = layout_.in_slice(g).box.extent(0);
   in_sample_ = shape.C * shape.H * shape.W;
   out_sample_ = shape.K * shape.Ho() * shape.Wo();
-  if (!fully_connected()) {
+  if (!fully_connected(whole_)) {
     ConvShape one = shape;
     one.N = 1;
     local_ = std::make_unique<LocalConv>(one, /*with_bias=*/false, backend);
@@ -51,9 +51,8 @@ ReproducibleConv::ReproducibleConv(const ConvShape& shape, const ProcessGrid& gr
   ker_total_ = std::accumulate(ker_counts_.begin(), ker_counts_.end(), int64_t{0});
 }
 
-bool ReproducibleConv::fully_connected() const {
-  return whole_.H == 1 && whole_.W == 1 && whole_.R == 1 && whole_.S == 1 && whole_.Ho() == 1 &&
-         whole_.Wo() == 1;
+bool fully_connected(const ConvShape& s) {
+  return s.H == 1 && s.W == 1 && s.R == 1 && s.S == 1 && s.Ho() == 1 && s.Wo() == 1;
 }
 
 int64_t ReproducibleConv::modelled_words(Pass p) const {
@@ -81,7 +80,7 @@ void ReproducibleConv::forward(const float* in, const float* ker, float* out,
                  traffic);
     ker_local_ = ker_block_.data();
   }
-  if (fully_connected()) {
+  if (fully_connected(whole_)) {
     fixed_order_fc_forward(samples_, whole_.C, whole_.K, in, ker_local_, out);
     return;
   }
@@ -92,7 +91,7 @@ void ReproducibleConv::forward(const float* in, const float* ker, float* out,
 
 void ReproducibleConv::backward_data(const float* dout, float* din) {
   if (ker_local_ == nullptr) throw Error("reproducible conv: backward_data before forward");
-  if (fully_connected()) {
+  if (fully_connected(whole_)) {
     fixed_order_fc_backward_data(samples_, whole_.C, whole_.K, dout, ker_local_, din);
     return;
   }
@@ -106,7 +105,7 @@ void ReproducibleConv::backward_weights(const float* dout, const float* in, floa
   const int64_t total = ker_total_;
   double* sum = doubles(dker_sum_, total);
   std::fill(sum, sum + total, 0.0);
-  if (fully_connected()) {
+  if (fully_connected(whole_)) {
     fixed_order_fc_backward_weights_add(samples_, whole_.C, whole_.K, dout, in, sum);
   } else {
     if (sample_dker_.size() < total) sample_dker_ = Buffer(total);

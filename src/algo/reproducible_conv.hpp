@@ -28,6 +28,10 @@
 
 namespace convgrid {
 
+// A 1x1 image under a 1x1 kernel: a fully connected layer, which ReproducibleConv runs as one
+// matrix product over the rank's samples instead of one convolution per sample.
+bool fully_connected(const ConvShape& s);
+
 class ReproducibleConv {
  public:
   // Throws InputError unless the grid splits samples only.
@@ -44,8 +48,6 @@ class ReproducibleConv {
   void backward_weights(const float* dout, const float* in, float* dker, TrafficCounter& traffic);
 
  private:
-  bool fully_connected() const;
-
   const ProcessGrid& grid_;
   LayerLayout layout_;
   ConvShape whole_;
