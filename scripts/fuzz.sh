@@ -6,12 +6,18 @@
 # allocation of more than 512 MiB or a process above 2 GiB. The script prints each harness's
 # result, and for a finding the file that reproduces it (rerun: build-fuzz/fuzz/fuzz_<harness>
 # <file>); it exits 1 when any harness found something.
-# Usage: scripts/fuzz.sh [seconds per harness, default 30]   (CONVGRID_FUZZ_DIR: the build dir)
+# Usage: scripts/fuzz.sh [seconds per harness, default 30] [most runs per harness, default none]
+# (CONVGRID_FUZZ_DIR: the build dir). A harness stops at whichever limit it meets first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz: seconds per harness must be a whole number >= 1, not '$seconds'" >&2
+  exit 2
+fi
+most_runs=${2:-}
+if [[ -n "$most_runs" && ! "$most_runs" =~ ^[1-9][0-9]*$ ]]; then
+  echo "fuzz: most runs per harness must be a whole number >= 1, not '$most_runs'" >&2
   exit 2
 fi
 dir=${CONVGRID_FUZZ_DIR:-build-fuzz}
@@ -28,9 +34,10 @@ for harness in "$dir"/fuzz/fuzz_*; do
   mkdir -p "$runs/$h/corpus" "$runs/$h/findings"
   cp fuzz/corpus/"$h"/* "$runs/$h/corpus/"
   log="$runs/$h/log"
-  if "$harness" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+  if "$harness" -max_total_time="$seconds" ${most_runs:+-runs="$most_runs"} -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
     -print_final_stats=1 -artifact_prefix="$runs/$h/findings/" "$runs/$h/corpus" >"$log" 2>&1; then
-    echo "fuzz: $h: no finding in $(sed -n 's/^stat::number_of_executed_units: *//p' "$log") runs"
+    echo "fuzz: $h: no finding in $(sed -n 's/^stat::number_of_executed_units: *//p' "$log") runs," \
+      "$(sed -n 's/^stat::.*total_time.*: *//p;s/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | head -n 1) s"
   else
     found=1
     finding=$(find "$runs/$h/findings" -type f | head -n 1)
