@@ -3,33 +3,17 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <mpi.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <vector>
 
-#include "comm/mpi_error.hpp"
+#include "comm/collective_check.hpp"
 #include "convgrid/error.hpp"
 
 namespace convgrid {
-namespace {
-
 namespace fs = std::filesystem;
-
-// Rank 0's problem (empty: none) on every rank, thrown as InputError.
-void throw_if_problem(const Communicator& world, std::string problem) {
-  int size = static_cast<int>(problem.size());
-  check_mpi(MPI_Bcast(&size, 1, MPI_INT, 0, world.raw()), "MPI_Bcast");
-  if (size == 0) return;
-  problem.resize(static_cast<size_t>(size));
-  check_mpi(MPI_Bcast(problem.data(), size, MPI_CHAR, 0, world.raw()), "MPI_Bcast");
-  throw InputError(problem);
-}
-
-}  // namespace
 
 std::string output_file_problem(const std::string& path, const std::string& flag) {
   if (path.empty()) return {};
@@ -41,7 +25,8 @@ std::string output_file_problem(const std::string& path, const std::string& flag
       return fmt::format("{} {}: cannot write: {}", flag, path, std::strerror(errno));
     return {};
   }
-  const fs::path parent = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) parent = ".";
   const fs::file_status dir = fs::status(parent, ec);
   if (!fs::exists(dir)) return fmt::format("{} {}: the directory {} does not exist", flag, path, parent.string());
   if (!fs::is_directory(dir)) return fmt::format("{} {}: {} is not a directory", flag, path, parent.string());
@@ -73,11 +58,13 @@ std::string output_dir_problem(const std::string& dir, const std::string& flag) 
 }
 
 void check_output_file(const Communicator& world, const std::string& path, const std::string& flag) {
-  throw_if_problem(world, world.rank() == 0 ? output_file_problem(path, flag) : std::string());
+  const std::string problem = world.rank() == 0 ? output_file_problem(path, flag) : std::string();
+  collective_check(world, problem.empty(), problem);
 }
 
 void check_output_dir(const Communicator& world, const std::string& dir, const std::string& flag) {
-  throw_if_problem(world, world.rank() == 0 ? output_dir_problem(dir, flag) : std::string());
+  const std::string problem = world.rank() == 0 ? output_dir_problem(dir, flag) : std::string();
+  collective_check(world, problem.empty(), problem);
 }
 
 }  // namespace convgrid
