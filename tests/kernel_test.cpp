@@ -364,6 +364,38 @@ TEST(LocalConv, RepeatedCallsGiveIdenticalResults) {
   expect_identical(resident_results(conv, op), first);
 }
 
+// With reuse on, a step's passes give what they give without it; an operand changed in place is
+// read afresh only after inputs_changed() (the caller's promise), and reuse off reads it always.
+// kLayer's input and output gradient are blocked (16 and 32 channels), so both are reordered.
+TEST(LocalConv, ReusedReordersGiveThePlainResultsUntilInputsChange) {
+  const Operands op = random_operands(kLayer, true, 19);
+  const Operands other = random_operands(kLayer, true, 20);
+  LocalConv fresh(kLayer, true);
+  const Results want = plain_results(fresh, op);
+  const Results want_other = plain_results(fresh, other);
+  LocalConv conv(kLayer, true);
+  conv.reuse_reordered_inputs(true);
+  Operands work = op;  // arrays whose contents change in place below
+  expect_identical(plain_results(conv, work), want);
+
+  const auto overwrite = [&work](const Operands& with) {
+    std::copy(with.in.begin(), with.in.end(), work.in.begin());
+    std::copy(with.dout.begin(), with.dout.end(), work.dout.begin());
+    std::copy(with.ker.begin(), with.ker.end(), work.ker.begin());
+    std::copy(with.bias.begin(), with.bias.end(), work.bias.begin());
+  };
+  overwrite(other);
+  Results stale = empty_results(kLayer, true);
+  conv.backward_weights(work.dout.data(), work.in.data(), stale.dker.data(), nullptr);
+  EXPECT_EQ(stale.dker, want.dker) << "reordered again without inputs_changed()";
+  conv.inputs_changed();
+  expect_identical(plain_results(conv, work), want_other);
+
+  conv.reuse_reordered_inputs(false);
+  overwrite(op);
+  expect_identical(plain_results(conv, work), want);
+}
+
 TEST(LocalConv, SteadyStateCallsAllocateNothing) {
   const Operands op = random_operands(kLayer, true, 14);
   LocalConv conv(kLayer, true);

@@ -104,6 +104,15 @@ class LocalConv {
   void backward_data(const float* dout, const float* ker, float* din);
   void backward_weights(const float* dout, const float* in, float* dker, float* dbias);
 
+  // Plain-layout calls reorder every array they read, by default. With reuse on, a read array
+  // that the same tensor's layout was last reordered from (same pointer) since the last
+  // inputs_changed() is not reordered again: forward and backward-weights reorder the input
+  // once, backward-data and backward-weights the output gradient once. The caller vouches that
+  // such an array does not change until it calls inputs_changed() (a distributed layer: every
+  // step).
+  void reuse_reordered_inputs(bool on);
+  void inputs_changed();
+
   // Resident API. The engine keeps each tensor a prepared pass uses, in the layout that pass
   // prefers (one buffer per distinct layout; passes that agree share it), counted by
   // MemoryTracker. Typical use, one training step of a layer:

@@ -52,6 +52,7 @@ GridConv::GridConv(const ConvShape& shape, const ProcessGrid& grid, Backend back
       local_(input_in_place_ ? layout_.block_shape(grid.coord()) : layout_.local_shape(grid.coord()),
              /*with_bias=*/false, backend) {
   const GridCoord g = coord();
+  local_.reuse_reordered_inputs(true);
   in_block_box_ = layout_.in_block(g);
   in_needed_box_ = layout_.in_needed(g);
   out_box_ = layout_.out_block(g);

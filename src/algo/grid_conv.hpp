@@ -24,7 +24,9 @@
 // reuses the Ker block, backward-weights the haloed In and the dOut block. new_step() forgets them.
 // Where a gathered block is the at-rest slice itself (no k-fibre and no halo for In, a one-rank
 // nhw-fibre for Ker, no c-fibre for Out and dOut) nothing is copied: the local kernel reads and
-// writes the caller's slice, which must then stay unchanged until new_step().
+// writes the caller's slice, which must then stay unchanged until new_step(). The local kernel
+// likewise reorders each operand into its blocked layout once a step: backward-weights reads the
+// input forward reordered and the output gradient backward-data reordered.
 // Every buffer is allocated on first use and reused; the communicators belong to the ProcessGrid.
 #pragma once
 
@@ -65,7 +67,10 @@ class GridConv {
   void backward_weights(const float* dout, const float* in, float* dker, TrafficCounter& traffic);
 
   // Forgets the operands kept from earlier passes (call when the data changes).
-  void new_step() { held_ = {}; }
+  void new_step() {
+    held_ = {};
+    local_.inputs_changed();
+  }
   const PassSeconds& last_seconds() const { return seconds_; }
 
  private:

@@ -95,6 +95,7 @@ struct LocalConv::Impl {
   // --compute model (sim/compute.hpp): passes inject their flops instead of running, and tensors
   // are neither loaded nor stored.
   bool modelled = sim::kernels_skipped();
+  bool reuse_inputs = false;  // reuse_reordered_inputs
 
   Impl(const ConvShape& s, bool bias, Backend b, const PlainStrides& strides)
       : shape(s), with_bias(bias), backend(b) {
@@ -200,6 +201,8 @@ struct LocalConv::Impl {
       if (array == nullptr) continue;
       if (t.is_plain(a.layout)) {
         binding.bind(t, a.layout, array);
+      } else if (!a.written && reuse_inputs) {
+        t.load_unless_held(a.layout, array, stream);
       } else if (!a.written) {
         t.load(a.layout, array, stream);
       }
@@ -326,6 +329,15 @@ void LocalConv::backward_weights(const float* dout, const float* in, float* dker
   a[index_of(Tensor::grad_weights)] = dker;
   a[index_of(Tensor::grad_bias)] = dbias;
   impl_->run_plain(Pass::backward_weights, a);
+}
+
+void LocalConv::reuse_reordered_inputs(bool on) {
+  impl_->reuse_inputs = on;
+  inputs_changed();
+}
+
+void LocalConv::inputs_changed() {
+  for (ResidentTensor& t : impl_->tensors) t.forget_loads();
 }
 
 void LocalConv::prepare(Pass p) { impl_->prepare(p); }

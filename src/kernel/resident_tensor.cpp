@@ -70,6 +70,17 @@ void ResidentTensor::load(int layout, const float* plain, dnnl::stream& stream) 
   }
   caller_.set_data_handle(const_cast<float*>(plain));
   l.from_plain->execute(stream);
+  l.loaded_from = nullptr;
+}
+
+void ResidentTensor::load_unless_held(int layout, const float* plain, dnnl::stream& stream) {
+  if (plain != nullptr && at(layout).loaded_from == plain) return;
+  load(layout, plain, stream);
+  at(layout).loaded_from = plain;
+}
+
+void ResidentTensor::forget_loads() {
+  for (Layout& l : layouts_) l.loaded_from = nullptr;
 }
 
 void ResidentTensor::store(int layout, float* plain, dnnl::stream& stream) {

@@ -28,6 +28,10 @@ class ResidentTensor {
   // Plain data in (into every layout, or one) and out (from one layout).
   void load(const float* plain, dnnl::stream& stream);
   void load(int layout, const float* plain, dnnl::stream& stream);
+  // The same, skipping the reorder when `plain` is the array last reordered into that layout
+  // since forget_loads(): the caller vouches that it has not changed in between.
+  void load_unless_held(int layout, const float* plain, dnnl::stream& stream);
+  void forget_loads();
   void store(int layout, float* plain, dnnl::stream& stream);
 
   // Points plain layout `layout` at a caller's array, and back at its own buffer.
@@ -40,6 +44,7 @@ class ResidentTensor {
     Buffer buffer;
     dnnl::memory memory;
     std::optional<KeptPrimitive> from_plain, to_plain;  // absent for the plain layout
+    const float* loaded_from = nullptr;  // the array last reordered in by load_unless_held
   };
 
   Layout& at(int layout);
