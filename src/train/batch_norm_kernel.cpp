@@ -55,17 +55,28 @@ void for_each_real_run(const Slice& slice, Range channels, std::span<const float
   });
 }
 
-// The sums over i < len of p[i] and of p[i] * (q[i] - shift), in double: eight partial sums of
-// each (the compiler vectorises them), added in a fixed order.
+// The sums over i < len of p[i] and of p[i] * (q[i] - shift), in double: 32 partial sums of
+// each, in four independent groups of eight (the compiler vectorises a group into one register;
+// four hide the latency of the additions), added in a fixed order.
 CONVGRID_VECTOR_CLONES std::pair<double, double> sum_and_moment(const float* p, const float* q,
                                                                 double shift, int64_t len) {
-  double part_a[8] = {}, part_b[8] = {};
+  constexpr int kGroups = 4, kLanes = 8;
+  double part_a[kGroups][kLanes] = {}, part_b[kGroups][kLanes] = {};
   int64_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    for (int j = 0; j < 8; ++j) {
+  for (; i + kGroups * kLanes <= len; i += kGroups * kLanes) {
+    for (int g = 0; g < kGroups; ++g) {
+      for (int j = 0; j < kLanes; ++j) {
+        const double pj = p[i + g * kLanes + j];
+        part_a[g][j] += pj;
+        part_b[g][j] += pj * (q[i + g * kLanes + j] - shift);
+      }
+    }
+  }
+  for (; i + kLanes <= len; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
       const double pj = p[i + j];
-      part_a[j] += pj;
-      part_b[j] += pj * (q[i + j] - shift);
+      part_a[0][j] += pj;
+      part_b[0][j] += pj * (q[i + j] - shift);
     }
   }
   double a = 0, b = 0;
@@ -73,9 +84,11 @@ CONVGRID_VECTOR_CLONES std::pair<double, double> sum_and_moment(const float* p, 
     a += p[i];
     b += p[i] * (q[i] - shift);
   }
-  for (int j = 0; j < 8; ++j) {
-    a += part_a[j];
-    b += part_b[j];
+  for (int g = 0; g < kGroups; ++g) {
+    for (int j = 0; j < kLanes; ++j) {
+      a += part_a[g][j];
+      b += part_b[g][j];
+    }
   }
   return {a, b};
 }
