@@ -200,6 +200,33 @@ class CheckpointRead : public test_data::TempDirTest {
     std::ofstream(path(name), std::ios::binary).write(bytes.data(), std::ssize(bytes));
     return path(name);
   }
+  // Reads checkpoint p into the shards of kHeader's tensor a (-1 until loaded).
+  TrainState read(const std::string& p, const TrainState& expected, int64_t batches_per_epoch) {
+    return read_checkpoint(p, expected, batches_per_epoch, params, momentum, state);
+  }
+  // The run kHeader's checkpoints are of.
+  static TrainState tiny_run() {
+    TrainState expected;
+    expected.network = "tiny";
+    expected.batch = 4;
+    expected.seed = 7;
+    return expected;
+  }
+
+  std::vector<float> a = std::vector<float>(2, -1.0f);
+  std::vector<ParamShard> params = shards_of(a);
+  std::vector<TrackedVector<float>> momentum{TrackedVector<float>(2, -1.0f)};
+  std::vector<ParamShard> state;
+
+ private:
+  static std::vector<ParamShard> shards_of(std::vector<float>& values) {
+    std::vector<ParamShard> p(1);
+    p[0].name = "a";
+    p[0].global = Box4{{Range{0, 2}, Range{0, 1}, Range{0, 1}, Range{0, 1}}};
+    p[0].slice = Slice::whole(p[0].global);
+    p[0].value = values;
+    return p;
+  }
 };
 
 TEST_F(CheckpointRead, FilesAreNamed) {
@@ -214,26 +241,58 @@ TEST_F(CheckpointRead, FilesAreNamed) {
 // that would never end its epoch (the trainer looped on evaluation for ever).
 TEST_F(CheckpointRead, TheNextBatchMustLieWithinTheRunsEpoch) {
   const std::string p = write("x.ckpt", file_bytes(kHeader));
-  std::vector<float> a(2, -1.0f);
-  std::vector<ParamShard> params(1);
-  params[0].name = "a";
-  params[0].global = Box4{{Range{0, 2}, Range{0, 1}, Range{0, 1}, Range{0, 1}}};
-  params[0].slice = Slice::whole(params[0].global);
-  params[0].value = a;
-  std::vector<TrackedVector<float>> momentum(1, TrackedVector<float>(2, -1.0f));
-  std::vector<ParamShard> state;
-  TrainState expected;
-  expected.network = "tiny";
-  expected.batch = 4;
-  expected.seed = 7;
-  EXPECT_TRUE(throws_input_error([&] { read_checkpoint(p, expected, 2, params, momentum, state); },
+  EXPECT_TRUE(throws_input_error([&] { read(p, tiny_run(), 2); },
                                  {"checkpoint " + p +
                                   " resumes at batch 2 of an epoch but this "
                                   "run's epochs have 2 batches"}));
   EXPECT_EQ(a, (std::vector<float>{-1.0f, -1.0f}));  // nothing loaded
-  EXPECT_EQ(read_checkpoint(p, expected, 3, params, momentum, state).step, 5);
+  EXPECT_EQ(read(p, tiny_run(), 3).step, 5);
   EXPECT_EQ(a, (std::vector<float>{0.0f, 0.5f}));
   EXPECT_EQ(momentum[0][1], 1.5f);
+}
+
+// The recipe (the options that shape the trajectory) must be an object of strings; a header
+// without one is an older checkpoint's and reads as an empty recipe.
+TEST(CheckpointFile, RecipeRoundTripsAndIsChecked) {
+  CheckpointFile file = parse_checkpoint(file_bytes(kHeader), "x.ckpt");
+  EXPECT_TRUE(file.state.recipe.empty());
+  file.state.recipe = {{"lr", "0.05"}, {"flip", "on"}};
+  EXPECT_EQ(parse_checkpoint(checkpoint_bytes(file), "x.ckpt").state.recipe, file.state.recipe);
+  EXPECT_TRUE(rejected(file_bytes(header_with("\"seed\":7", "\"seed\":7,\"recipe\":[1]")),
+                       {"header key \"recipe\" must be an object, not [1]"}));
+  EXPECT_TRUE(rejected(file_bytes(header_with("\"seed\":7", "\"seed\":7,\"recipe\":{\"lr\":0.05}")),
+                       {"recipe key \"lr\" must be a string, not 0.05"}));
+}
+
+// A checkpoint of another recipe is another run's: OtherRunCheckpoint naming the first option
+// that differs, and nothing loaded. Without a recipe in the file nothing is compared.
+TEST_F(CheckpointRead, AnotherRecipeIsAnotherRunsCheckpoint) {
+  CheckpointFile file = parse_checkpoint(file_bytes(kHeader), "x.ckpt");
+  file.state.recipe = {{"lr", "0.05"}, {"lr-schedule", "cosine"}, {"momentum", "0.9"}};
+  const std::string p = write("x.ckpt", checkpoint_bytes(file));
+  const std::string old = write("old.ckpt", file_bytes(kHeader));
+  TrainState expected = tiny_run();
+  expected.recipe = {{"lr", "0.1"}, {"lr-schedule", "constant"}, {"momentum", "0.9"}};
+  const auto refused = [&](const std::string& what) {
+    try {
+      read(p, expected, 3);
+    } catch (const OtherRunCheckpoint& e) {
+      return std::string(e.what()).find(what) != std::string::npos
+                 ? ::testing::AssertionSuccess()
+                 : ::testing::AssertionFailure() << e.what();
+    }
+    return ::testing::AssertionFailure() << "not refused";
+  };
+  EXPECT_TRUE(refused("checkpoint " + p + " was written with --lr 0.05, this run has --lr 0.1"));
+  expected.recipe["lr"] = "0.05";
+  EXPECT_TRUE(refused("--lr-schedule cosine, this run has --lr-schedule constant"));
+  expected.recipe["lr-schedule"] = "cosine";
+  expected.recipe["epochs"] = "15";
+  EXPECT_TRUE(refused("--epochs (not set), this run has --epochs 15"));
+  EXPECT_EQ(a, (std::vector<float>{-1.0f, -1.0f}));  // nothing loaded
+  expected.recipe.erase("epochs");
+  EXPECT_EQ(read(p, expected, 3).recipe, file.state.recipe);
+  EXPECT_EQ(read(old, expected, 3).step, 5);
 }
 
 }  // namespace

@@ -167,6 +167,33 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir,
   return path;
 }
 
+namespace {
+
+// OtherRunCheckpoint naming the first option (in name order) whose value differs.
+void check_same_recipe(const std::string& path, const std::map<std::string, std::string>& written,
+                       const std::map<std::string, std::string>& run) {
+  const auto value = [](const std::map<std::string, std::string>& m, const std::string& key) {
+    const auto it = m.find(key);
+    return it == m.end() ? std::string("(not set)") : it->second;
+  };
+  std::vector<std::string> keys;
+  for (const auto& [key, v] : written) keys.push_back(key);
+  for (const auto& [key, v] : run) {
+    if (!written.contains(key)) keys.push_back(key);
+  }
+  std::ranges::sort(keys);
+  for (const std::string& key : keys) {
+    const std::string a = value(written, key), b = value(run, key);
+    if (a == b) continue;
+    throw OtherRunCheckpoint(fmt::format(
+        "checkpoint {} was written with --{} {}, this run has --{} {}: resume with the options it "
+        "was written with, or give another --checkpoint-dir",
+        path, key, a, key, b));
+  }
+}
+
+}  // namespace
+
 TrainState read_checkpoint(const std::string& path, const TrainState& expected,
                            int64_t batches_per_epoch, std::vector<ParamShard>& params,
                            std::vector<TrackedVector<float>>& momentum,
@@ -174,11 +201,12 @@ TrainState read_checkpoint(const std::string& path, const TrainState& expected,
   const CheckpointFile file = read_checkpoint_file(path);
   const TrainState& s = file.state;
   if (s.network != expected.network || s.batch != expected.batch || s.seed != expected.seed) {
-    throw InputError(fmt::format(
+    throw OtherRunCheckpoint(fmt::format(
         "checkpoint {} is for network {} batch {} seed {}, this run is {} batch {} "
         "seed {}",
         path, s.network, s.batch, s.seed, expected.network, expected.batch, expected.seed));
   }
+  if (!s.recipe.empty()) check_same_recipe(path, s.recipe, expected.recipe);
   // A run resumes at batch_in_epoch and counts up to batches_per_epoch: beyond, it would never
   // end the epoch.
   if (s.batch_in_epoch >= batches_per_epoch) {

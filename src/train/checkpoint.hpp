@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "convgrid/error.hpp"
 #include "convgrid/memory.hpp"
 #include "train/checkpoint_file.hpp"
 #include "train/dist_net.hpp"
@@ -28,10 +29,21 @@ std::string write_checkpoint(const Communicator& world, const std::string& dir, 
                              const std::vector<TrackedVector<float>>& momentum,
                              const std::vector<ParamShard>& state_tensors = {});
 
-// Reads a checkpoint and, when it is valid and matches the run (network, batch, seed, tensors,
-// and its next batch lies within the run's `batches_per_epoch`), fills this rank's shards and
-// momentum and returns its state. InputError with the reason otherwise ("... is corrupt:
-// checksum ...", "... is for network X"); nothing is filled then. Every rank reads the file.
+// A valid checkpoint of another run: another network, batch or seed, or another recipe (the
+// learning rate, its schedule, the optimiser, the data or its augmentation; TrainState::recipe).
+// Resuming from it would silently train something else, and so would starting afresh in its
+// directory: the job stops instead, naming the first option that differs.
+class OtherRunCheckpoint : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// Reads a checkpoint and, when it is valid and matches the run (network, batch, seed, recipe,
+// tensors, and its next batch lies within the run's `batches_per_epoch`), fills this rank's
+// shards and momentum and returns its state. InputError with the reason otherwise ("... is
+// corrupt: checksum ..."), OtherRunCheckpoint for another run's; nothing is filled then. A
+// checkpoint without a recipe (written before it was recorded) is not checked for one. Every
+// rank reads the file.
 TrainState read_checkpoint(const std::string& path, const TrainState& expected,
                            int64_t batches_per_epoch, std::vector<ParamShard>& params,
                            std::vector<TrackedVector<float>>& momentum,

@@ -141,6 +141,20 @@ TrainState state_from_header(const Json& h, const std::string& path) {
   s.epoch_loss_sum = loss.get<double>();
   s.epoch_correct = count_field(h, "epoch_correct", where, path);
   s.epoch_samples = count_field(h, "epoch_samples", where, path);
+  if (h.contains("recipe")) {
+    const Json& recipe = h["recipe"];
+    if (!recipe.is_object()) {
+      throw corrupt(path, fmt::format("header key \"recipe\" must be an object, not {}",
+                                      shown(recipe)));
+    }
+    for (const auto& [key, value] : recipe.items()) {
+      if (!value.is_string()) {
+        throw corrupt(path, fmt::format("recipe key \"{}\" must be a string, not {}", key,
+                                        shown(value)));
+      }
+      s.recipe.emplace(key, value.get<std::string>());
+    }
+  }
   if (s.batch < 1) throw corrupt(path, "header key \"batch\" is 0");
   if (s.epoch_correct > s.epoch_samples) {
     throw corrupt(path, fmt::format("epoch_correct {} is more than epoch_samples {}",
@@ -202,6 +216,7 @@ std::string checkpoint_bytes(const CheckpointFile& file) {
                  {"epoch_loss_sum", s.epoch_loss_sum},
                  {"epoch_correct", s.epoch_correct},
                  {"epoch_samples", s.epoch_samples}};
+  if (!s.recipe.empty()) header["recipe"] = s.recipe;
   Json list = Json::array();
   int64_t offset = 0;
   for (const CheckpointTensor& t : file.tensors) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,10 @@ struct TrainState {
   int64_t epoch = 0, batch_in_epoch = 0, step = 0;
   double epoch_loss_sum = 0;  // sum over the epoch's batches of loss * real samples
   int64_t epoch_correct = 0, epoch_samples = 0;
+  // The options that shape the run's trajectory (the learning rate and its schedule, the
+  // optimiser, the data and its augmentation), by flag name without dashes ("lr", "flip"), each
+  // as the run printed it. Empty in a checkpoint written before they were recorded.
+  std::map<std::string, std::string> recipe;
 };
 
 // One tensor of a checkpoint as stored: its name ("<layer>.weight", "<layer>.bias", or either

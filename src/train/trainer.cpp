@@ -35,6 +35,7 @@ void Trainer::resume(const TrainObserver& observer) {
   const auto note = [&](const std::string& s) {
     if (observer.note) observer.note(s);
   };
+  const std::map<std::string, std::string> recipe = state_.recipe;
   for (const std::string& path : list_checkpoints(options_.checkpoint_dir)) {
     try {
       state_ = read_checkpoint(path, state_, train_.batches(), net_.params(), sgd_.velocity(),
@@ -42,7 +43,15 @@ void Trainer::resume(const TrainObserver& observer) {
       note(fmt::format("resumed from {} (epoch {}, step {})", path, state_.epoch + 1, state_.step));
       last_checkpoint_ = path;
       last_checkpoint_step_ = state_.step;
+      if (state_.recipe.empty()) {
+        note(fmt::format("{} does not record the learning rate, schedule, optimiser and data "
+                         "options (an older convgrid wrote it): they are not checked",
+                         path));
+      }
+      state_.recipe = recipe;
       return;
+    } catch (const OtherRunCheckpoint&) {
+      throw;
     } catch (const InputError& e) {
       note(fmt::format("{}; trying the one before", e.what()));
     }

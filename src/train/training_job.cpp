@@ -2,6 +2,7 @@
 #include "train/training_job.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <mpi.h>
 
 #include <memory>
@@ -101,6 +102,28 @@ TrainingJobPlan plan_training_job(const Network& net, const JobPlanOptions& o) {
   return job;
 }
 
+std::map<std::string, std::string> training_recipe(const TrainJobOptions& o,
+                                                     int64_t train_samples) {
+  const TrainOptions& t = o.train;
+  const LrScheduleOptions& s = t.schedule;
+  std::map<std::string, std::string> r{
+      {"lr", fmt::format("{}", t.sgd.lr)},
+      {"momentum", fmt::format("{}", t.sgd.momentum)},
+      {"weight-decay", fmt::format("{}", t.sgd.weight_decay)},
+      {"lr-schedule", std::string(to_string(s.kind))},
+      {"warmup-epochs", fmt::format("{}", s.warmup_epochs)},
+      {"data", o.data.synthetic ? "synthetic" : "fashion-mnist"},
+      {"train-samples", fmt::format("{}", train_samples)},
+      {"crop-padding", fmt::format("{}", o.data.augment.crop_padding)},
+      {"flip", o.data.augment.flip ? "on" : "off"}};
+  if (s.kind == LrKind::cosine) r["epochs"] = fmt::format("{}", t.epochs);
+  if (s.kind == LrKind::steps) {
+    r["milestones"] = fmt::format("{}", fmt::join(s.milestones, ","));
+    r["lr-gamma"] = fmt::format("{}", s.gamma);
+  }
+  return r;
+}
+
 TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
                                 const TrainJobObserver& observer) {
   if (o.train.epochs < 1)
@@ -156,6 +179,7 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   initial.network = net.name();
   initial.batch = o.batch;
   initial.seed = o.seed;
+  initial.recipe = training_recipe(o, report.train_count);
   Trainer trainer(world, dnet, *train, *test, initial, o.train, &watchdog);
   // The words of the last training step (the test evaluation's steps are not training steps).
   std::vector<DistNet::NodeWords> last;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,12 @@ struct TrainJobOptions {
   int threads = 0;    // kernel threads per rank; 0: the default
   StallOptions stall;  // the stall watchdog (train/stall_watchdog.hpp), on by default
 };
+
+// The options of a job that shape its trajectory (TrainState::recipe), by flag name: the learning
+// rate and its schedule (the epochs when the schedule depends on them), the optimiser, the data,
+// its `train_samples` (the count the job trains on) and its augmentation.
+std::map<std::string, std::string> training_recipe(const TrainJobOptions& options,
+                                                     int64_t train_samples);
 
 // What one node of the network received in the job's last training step, on the busiest rank,
 // and what the model says (TrainLayer::modelled_words), in its own work and in its inputs' moves.

@@ -4,7 +4,8 @@
 #    redistributions move equal the model's (and the planner's);
 #  - a run whose rank 1 is killed exits (no hang); resumed, it ends with the same final checkpoint,
 #    byte for byte, as an uninterrupted run, also when its newest checkpoint is corrupt (refused
-#    with a message, the previous one used); the checkpoint loads at another rank count;
+#    with a message, the previous one used); the checkpoint loads at another rank count; a resume
+#    with another learning rate is refused, naming it;
 #  - every rank's tracked memory equals the job's model; under --mem-per-rank the whole job fits
 #    (every rank), the streamed layers give the same losses, and a limit nothing fits is refused
 #    with the least, which runs;
@@ -166,6 +167,11 @@ run_mpi 3 "${common[@]}" "${ck[@]}" --checkpoint-dir cut --resume > again.txt 2>
 grep -q "step-00000012.ckpt is corrupt" again.txt || fail "corrupt checkpoint not reported: $(cat again.txt)"
 grep -q "resumed from .*step-00000009.ckpt" again.txt || fail "did not fall back to step 9: $(cat again.txt)"
 [[ -e cut/$final ]] || fail "the run resumed at 3 ranks wrote no final checkpoint"
+# Another learning rate is another run: refused, naming the option, not resumed or restarted.
+before=$(ls cut)
+expect_fail_with "was written with --lr 0.01, this run has --lr 0.02" \
+  train --test-samples 128 --batch 32 --threads 1 --seed 3 --lr 0.02 "${ck[@]}" --checkpoint-dir cut --resume
+[[ $(ls cut) == "$before" ]] || fail "the refused resume changed the checkpoint directory"
 
 # Bad input.
 expect_fail_with "nowhere/train-images-idx3-ubyte.gz" train --data-dir nowhere
