@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "comm/collectives.hpp"
@@ -28,7 +29,12 @@ namespace {
 
 class BatchNormLayer final : public TrainLayer {
  public:
-  explicit BatchNormLayer(const LayerSetup& s) : TrainLayer(s), sole_reader_(s.sole_reader) {
+  explicit BatchNormLayer(const LayerSetup& s)
+      : TrainLayer(s),
+        sole_reader_(s.sole_reader),
+        placement_(s.input != nullptr ? s.input->placement : nullptr),
+        procs_(s.procs),
+        rank_(s.rank) {
     const Layer& layer = s.layer();
     if (s.input == nullptr) {
       throw InputError(fmt::format("layer '{}' (batch_norm) reads the network input", layer.name));
@@ -38,7 +44,6 @@ class BatchNormLayer final : public TrainLayer {
     H_ = layer.in.H;
     W_ = layer.in.W;
     C_ = layer.in.C;
-    group_info_ = channel_group(*s.input->placement, s.procs, s.rank);
     const int64_t n = s.input->slice.size(), nc = channels_.size();
     out_buf_ = describe_activation("out", Life::output_values, n);
     dout_buf_ = describe_activation("dout", Life::output_grad, n);
@@ -53,7 +58,10 @@ class BatchNormLayer final : public TrainLayer {
   }
 
   LayerWords modelled_words() const override {
-    const int64_t w = batch_norm_words(group_info_);
+    // Found here, not as the layer is built: the memory model builds every rank's layer and
+    // never asks for its words, and finding the group takes O(P).
+    if (!group_info_) group_info_ = channel_group(*placement_, procs_, rank_);
+    const int64_t w = batch_norm_words(*group_info_);
     return {w, w};
   }
   // backward reads x, the input.
@@ -129,7 +137,9 @@ class BatchNormLayer final : public TrainLayer {
   bool sole_reader_;
   Range channels_;
   int64_t C_ = 0, H_ = 0, W_ = 0;
-  ChannelGroup group_info_;
+  std::shared_ptr<const Placement> placement_;
+  int64_t procs_, rank_;
+  mutable std::optional<ChannelGroup> group_info_;
   size_t out_buf_ = 0, dout_buf_ = 0, din_buf_ = 0, sums_buf_ = 0;
   std::vector<size_t> vec_buf_;
   std::optional<Communicator> group_;
