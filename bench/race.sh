@@ -12,7 +12,9 @@
 #                      [--weight-decay 5e-4] [--seed 1] [--data-dir DIR]
 #                      [--lr-schedule constant|cosine] [--warmup-epochs X] [--augment]
 #                      [--data fashion-mnist|synthetic]
-#                      [--torch-channels-last] [--only pytorch|convgrid]
+#                      [--torch-channels-last] [--only pytorch|convgrid] [--target 1.3]
+#   --target R             the speed ratio the table checks (issue 6: 1.3; with synthetic data only
+#                          the speed is compared, the labels being random)
 #   --augment              random crops (padding 2) and flips of the training images on both sides
 #   --only SIDE            run one side; the table then uses the other side's JSON already in --out
 #   --torch-channels-last  PyTorch in channels-last memory format (default: its usual NCHW)
@@ -21,7 +23,7 @@ cd "$(dirname "$0")/.."
 
 epochs=3 batch=64 lr=0.02 momentum=0.9 weight_decay=5e-4 seed=1
 train_samples="" test_samples="" data_dir="" out=docs/results/race only=""
-network=fmnist lr_schedule=constant warmup_epochs=0 augment=0 data=fashion-mnist
+network=fmnist lr_schedule=constant warmup_epochs=0 augment=0 data=fashion-mnist target=1.3
 torch_extra=()
 procs=2  # the race is 2 processes x 1 thread on the 2 cores of these machines
 
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
     --augment) augment=1; continue ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --epochs|--batch|--lr|--momentum|--weight-decay|--seed|--train-samples|--test-samples|--data-dir|--out|--only) ;;
-    --network|--lr-schedule|--warmup-epochs|--data) ;;
+    --network|--lr-schedule|--warmup-epochs|--data|--target) ;;
     *) die "unknown argument '$opt' (see --help)" ;;
   esac
   [ $# -ge 1 ] || die "$opt needs a value"
@@ -56,6 +58,7 @@ while [ $# -gt 0 ]; do
     --lr-schedule) lr_schedule=$value ;;
     --warmup-epochs) warmup_epochs=$value ;;
     --data) data=$value ;;
+    --target) target=$value ;;
   esac
 done
 case "$only" in ""|pytorch|convgrid) ;; *) die "--only $only: expected pytorch or convgrid" ;; esac
@@ -120,12 +123,13 @@ if [ -n "$only" ] && { [ ! -f "$out/pytorch.json" ] || [ ! -f "$out/convgrid.jso
   echo "race: no table: $out holds only the $only side (run the other with --only)"
   exit 0
 fi
-/usr/bin/python3 - "$out/pytorch.json" "$out/convgrid.json" <<'EOF' | tee "$out/race.txt"
+/usr/bin/python3 - "$out/pytorch.json" "$out/convgrid.json" "$target" <<'EOF' | tee "$out/race.txt"
 import json
 import sys
 
 runs = {}
-for name, path in zip(("pytorch", "convgrid"), sys.argv[1:]):
+target = float(sys.argv[3])
+for name, path in zip(("pytorch", "convgrid"), sys.argv[1:3]):
     try:
         with open(path) as f:
             runs[name] = json.load(f)
@@ -163,7 +167,10 @@ if pairs:
     ratio = mean_cg / mean_pt
     print(f"{'mean':>5} {ratio:>21.2f}x   (mean samples/s: convgrid {mean_cg:.1f}, pytorch {mean_pt:.1f})")
     last_p, last_c = pairs[-1]
-    met = ratio >= 1.3 and last_c["test_accuracy"] >= last_p["test_accuracy"]
-    print(f"target of issue 6 (>= 1.3x the samples/s at equal or better test accuracy after "
-          f"{len(pairs)} epoch{'s' if len(pairs) != 1 else ''}): {'met' if met else 'not met'}")
+    # Synthetic labels are random: their accuracy says nothing, and only the speed is compared.
+    synthetic = pt.get("data") == "synthetic"
+    met = ratio >= target and (synthetic or last_c["test_accuracy"] >= last_p["test_accuracy"])
+    what = "" if synthetic else (f" at equal or better test accuracy after {len(pairs)} "
+                                 f"epoch{'s' if len(pairs) != 1 else ''}")
+    print(f"target (>= {target:g}x the samples/s{what}): {'met' if met else 'not met'}")
 EOF

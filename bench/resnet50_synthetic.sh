@@ -61,5 +61,5 @@ PY
 fi
 if [ "$race" -eq 1 ]; then
   bash bench/race.sh --network resnet50 --data synthetic --batch 32 --epochs 1 --train-samples $((32 * race_steps)) --test-samples 32 \
-    --lr 0.01 --out "$out/race"
+    --lr 0.01 --target 1 --out "$out/race"
 fi

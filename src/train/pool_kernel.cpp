@@ -35,6 +35,30 @@ void for_each_output(const PoolGeometry& g, const Box4& region, const Slice& out
   });
 }
 
+// The largest of a rows x cols window whose first element is in[first] (rows `stride` apart),
+// and where it is (the first such, row by row), branch-free: the comparisons are unpredictable.
+inline void max_window(const float* in, int64_t first, int64_t stride, int64_t rows, int64_t cols,
+                       float& best_out, int32_t& at_out) {
+  int64_t at = first;
+  float best = -std::numeric_limits<float>::infinity();
+  for (int64_t y = 0; y < rows; ++y) {
+    const int64_t row = first + y * stride;
+    for (int64_t x = 0; x < cols; ++x) {
+      const float v = in[row + x];
+      const bool larger = v > best;
+      best = larger ? v : best;
+      at = larger ? row + x : at;
+    }
+  }
+  best_out = best;
+  at_out = static_cast<int32_t>(at);
+}
+
+template <int64_t Rows, int64_t Cols>
+void max_window(const float* in, int64_t first, int64_t stride, float& best, int32_t& at) {
+  max_window(in, first, stride, Rows, Cols, best, at);
+}
+
 }  // namespace
 
 Box4 pool_input_box(const PoolGeometry& g, const Box4& out) {
@@ -107,19 +131,10 @@ void pool_forward(const PoolGeometry& g, const Box4& region, const float* in, co
   const int64_t stride = region.extent(3);
   if (g.max) {
     for_each_output(g, region, out_slice, [&](int64_t i, int64_t row0, int64_t rows, int64_t c0, int64_t c1) {
-      int64_t at = row0 + c0;
-      float best = -std::numeric_limits<float>::infinity();
-      for (int64_t y = 0; y < rows; ++y) {
-        const int64_t row = row0 + y * stride;
-        for (int64_t x = c0; x < c1; ++x) {  // branch-free: the comparisons are unpredictable
-          const float v = in[row + x];
-          const bool larger = v > best;
-          best = larger ? v : best;
-          at = larger ? row + x : at;
-        }
-      }
-      out[i] = best;
-      argmax[i] = static_cast<int32_t>(at);
+      // Whole 3x3 and 2x2 windows (ResNet's and VGG's) with their sizes known to the compiler.
+      if (rows == 3 && c1 - c0 == 3) return max_window<3, 3>(in, row0 + c0, stride, out[i], argmax[i]);
+      if (rows == 2 && c1 - c0 == 2) return max_window<2, 2>(in, row0 + c0, stride, out[i], argmax[i]);
+      max_window(in, row0 + c0, stride, rows, c1 - c0, out[i], argmax[i]);
     });
     return;
   }
