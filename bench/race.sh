@@ -12,11 +12,12 @@
 #                      [--weight-decay 5e-4] [--seed 1] [--data-dir DIR]
 #                      [--lr-schedule constant|cosine] [--warmup-epochs X] [--augment]
 #                      [--data fashion-mnist|synthetic]
-#                      [--torch-channels-last] [--only pytorch|convgrid] [--target 1.3]
+#                      [--torch-channels-last] [--only pytorch|convgrid|table] [--target 1.3]
 #   --target R             the speed ratio the table checks (issue 6: 1.3; with synthetic data only
 #                          the speed is compared, the labels being random)
 #   --augment              random crops (padding 2) and flips of the training images on both sides
 #   --only SIDE            run one side; the table then uses the other side's JSON already in --out
+#                          (--only table: run neither, print the table of the JSON files in --out)
 #   --torch-channels-last  PyTorch in channels-last memory format (default: its usual NCHW)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,10 +62,11 @@ while [ $# -gt 0 ]; do
     --target) target=$value ;;
   esac
 done
-case "$only" in ""|pytorch|convgrid) ;; *) die "--only $only: expected pytorch or convgrid" ;; esac
+case "$only" in ""|pytorch|convgrid|table) ;; *) die "--only $only: expected pytorch, convgrid or table" ;; esac
 run_pytorch=1 run_convgrid=1
 [ "$only" = convgrid ] && run_pytorch=0
 [ "$only" = pytorch ] && run_convgrid=0
+[ "$only" = table ] && run_pytorch=0 run_convgrid=0
 
 # Fail before anything runs when a side cannot.
 if [ "$run_convgrid" -eq 1 ]; then
@@ -119,7 +121,7 @@ if [ "$run_convgrid" -eq 1 ]; then
 fi
 
 # The table, from the two JSON files (standard library only).
-if [ -n "$only" ] && { [ ! -f "$out/pytorch.json" ] || [ ! -f "$out/convgrid.json" ]; }; then
+if [ -n "$only" ] && [ "$only" != table ] && { [ ! -f "$out/pytorch.json" ] || [ ! -f "$out/convgrid.json" ]; }; then
   echo "race: no table: $out holds only the $only side (run the other with --only)"
   exit 0
 fi
