@@ -10,7 +10,7 @@
 #include "convgrid/memory.hpp"
 #include "io/idx.hpp"
 #include "io/output_paths.hpp"
-#include "nn/network_json.hpp"
+#include "nn/load_network.hpp"
 #include "train/batches.hpp"
 #include "train/synthetic_batches.hpp"
 #include "train/training_plan.hpp"
@@ -111,7 +111,7 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   StallWatchdog watchdog(world.rank(), o.stall);
   check_output_dir(world, o.train.checkpoint_dir, "--checkpoint-dir");
   if (!o.train.checkpoint_dir.empty()) remove_partial_checkpoints(world, o.train.checkpoint_dir);
-  const Network net = load_network(o.network);
+  const Network net = load_network(o.network, o.input_shape);
   const FashionMnist data{o.data.dir.empty() ? FashionMnist{}.dir : o.data.dir};
   if (o.data.synthetic && o.data.augment.enabled()) {
     throw InputError(
