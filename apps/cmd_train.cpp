@@ -177,7 +177,7 @@ void add_train_command(CLI::App& app, Registry& registry) {
       app.add_subcommand("train", "train a network on Fashion-MNIST over MPI (run under mpirun)");
   sub->add_option("--network", j.network,
                   "built-in network (fmnist, resnet-fmnist), a JSON network file or an ONNX model "
-                  "(.onnx)")
+                  "(.onnx: its initializers are the initial weights)")
       ->capture_default_str();
   add_input_shape_flag(sub, j.input_shape);
   sub->add_option("--epochs", j.train.epochs, "epochs to train")->capture_default_str();

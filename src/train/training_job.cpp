@@ -11,7 +11,9 @@
 #include "io/idx.hpp"
 #include "io/output_paths.hpp"
 #include "nn/load_network.hpp"
+#include "nn/onnx_import.hpp"
 #include "train/batches.hpp"
+#include "train/onnx_initial_weights.hpp"
 #include "train/synthetic_batches.hpp"
 #include "train/training_plan.hpp"
 
@@ -150,6 +152,11 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   // plans' model of them fits it, so this only stops a job the model got wrong, with a message.
   const ScopedMemoryLimit memory_limit(o.plan.planner.layer.mem_per_rank_bytes);
   DistNet dnet(net, report.plan.plans, o.batch, world, o.seed);
+  // An ONNX model starts from its initializers (PyTorch's weights), not convgrid's initialisation.
+  if (is_onnx_path(o.network)) {
+    load_initial_tensors(onnx_initial_tensors(o.network, o.input_shape), o.network, dnet.params(),
+                         dnet.state());
+  }
   if (observer.started) observer.started(report);
 
   TrainState initial;

@@ -2,7 +2,10 @@
 #  - plan: tiny_resnet.onnx plans at batch 256 on P = 1024 exactly as its JSON twin
 #    (tiny_resnet.json): the same per-layer JSON; --input-shape equal to the file's is accepted,
 #    one that contradicts it is a one-line error, and so is --input-shape with a JSON network;
-#  - a truncated model is a one-line error naming the file.
+#  - a truncated model is a one-line error naming the file;
+#  - train: from the model's initializers (PyTorch's weights), the first 4 losses on the first 64
+#    Fashion-MNIST images (one batch per epoch) equal PyTorch's (tiny_resnet.losses.json) within
+#    1e-4 relative, on 1 and 2 ranks.
 set -euo pipefail
 readonly DATA=$(cd "$(dirname "$0")/../data/onnx" && pwd)
 source "$(dirname "$0")/lib.bash"
@@ -27,4 +30,18 @@ expect_fail_with "--input-shape 1x28x28 applies to .onnx networks" \
 head -c 5000 "$DATA/tiny_resnet.onnx" > cut.onnx
 expect_fail_with "cut.onnx" plan --network cut.onnx --procs 4
 
+train=(train --network "$DATA/tiny_resnet.onnx" --train-samples 64 --test-samples 64 --batch 64
+       --epochs 4 --lr 0.1 --momentum 0.9 --weight-decay 0 --threads 1 --progress none --log-steps)
+for np in 1 2; do
+  run_mpi "$np" "${train[@]}" --json "train$np.json" > /dev/null
+  "$PYTHON" - "train$np.json" "$DATA/tiny_resnet.losses.json" <<'PY' || fail "np $np: losses differ from PyTorch's"
+import json, sys
+got = [s["loss"] for s in json.load(open(sys.argv[1]))["steps"]]
+want = json.load(open(sys.argv[2]))["losses"]
+assert len(got) == len(want), (got, want)
+worst = max(abs(g - w) / abs(w) for g, w in zip(got, want))
+print(f"{sys.argv[1]}: {got} vs PyTorch {want}: largest relative difference {worst:.2e}")
+sys.exit(0 if worst <= 1e-4 else 1)
+PY
+done
 echo "onnx: ok"
