@@ -5,7 +5,8 @@ parallelism and against the lower bound; for resnet50 and vgg16 it also plans th
 of the same name and checks that every convolution and fully connected layer gets the same grid,
 panels and words (the layers are matched by shape: the built-in resnet50 lists a block's projection
 before its main path, torchvision after, and has no batch normalization, which is not a compute
-layer). Models convgrid cannot express yet must fail with the importer's one-line refusal.
+layer). Models convgrid cannot express yet must fail with the importer's one-line refusal (the
+first unsupported node in graph order).
 
     /usr/bin/python3 bench/onnx_models.py --convgrid build/convgrid [--models resnet18,vgg16]
 
@@ -27,10 +28,12 @@ MODELS = {
     "resnet18": "plan",
     "resnet50": "plan",
     "vgg16": "plan",
-    "mobilenet_v2": "group=32 is not supported yet",
+    "mobilenet_v2": "Clip (ReLU6) is not supported yet",  # its first refusal; depthwise convs follow
     "resnext50_32x4d": "group=32 is not supported yet",
     "densenet121": "Concat (concatenation along channels) is not supported yet",
-    "googlenet": "Concat (concatenation along channels) is not supported yet",
+    # torchvision's GoogLeNet pools with ceil_mode=True (a larger output than convgrid's floor)
+    # before its first Concat.
+    "googlenet": "ceil_mode=1 on input 64x112x112 gives a larger output",
 }
 BUILTIN = {"resnet50": "resnet50", "vgg16": "vgg16"}
 

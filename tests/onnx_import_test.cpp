@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "nn/load_network.hpp"
+#include "train/onnx_initial_weights.hpp"
 #include "temp_dir_test_base.hpp"
 #include "throws_input_error.hpp"
 
@@ -345,6 +346,22 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
     parts.push_back(file);
     EXPECT_TRUE(throws_input_error([&] { load_network(file); }, parts)) << c.label;
   }
+}
+
+// A batch norm's epsilon plans (planning does not use it) but does not train (googlenet's 1e-3).
+TEST_F(OnnxImportTest, BatchNormConstantsMatterToTrainingOnly) {
+  ModelBuilder b({2, 4, 4});
+  for (const char* t : {"s", "b", "m", "v"}) b.init(t, {2});
+  auto& bn = b.node("BatchNormalization", {"x", "s", "b", "m", "v"}, "bn");
+  auto* eps = bn.add_attribute();
+  eps->set_name("epsilon");
+  eps->set_type(onnx::AttributeProto::FLOAT);
+  eps->set_f(1e-3f);
+  const std::string file = b.save(path("m.onnx"), "bn");
+  EXPECT_EQ(import_onnx(file).params.at("bn").epsilon, 1e-3f);
+  EXPECT_TRUE(throws_input_error([&] { onnx_initial_tensors(file); },
+                                 {file, "layer 'bn' (BatchNormalization): epsilon=0.001 is not "
+                                        "supported for training"}));
 }
 
 TEST_F(OnnxImportTest, FilesThatAreNotOnnx) {

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <filesystem>
 #include <set>
 #include <utility>
@@ -17,7 +16,6 @@
 #include "nn/onnx_model.hpp"
 #include "nn/onnx_pool.hpp"
 #include "nn/onnx_shapes.hpp"
-#include "train/batch_norm_kernel.hpp"
 
 namespace convgrid {
 namespace {
@@ -336,18 +334,10 @@ class Importer {
 
   void batch_norm(const onnx::NodeProto& node, const std::string& name) {
     if (node.input_size() != 5) refuse(fmt::format("it has {} inputs, not 5", node.input_size()));
-    const double eps = float_attribute(node, "epsilon", 1e-5f);
-    const double momentum = float_attribute(node, "momentum", 0.9f);
-    if (std::abs(eps - kBnEps) > 1e-6 * kBnEps)
-      refuse(fmt::format("epsilon={} is not supported (convgrid's is {})", eps, kBnEps));
-    if (std::abs((1 - momentum) - kBnMomentum) > 1e-6) {
-      refuse(
-          fmt::format("momentum={} is not supported (convgrid's running statistics use ONNX "
-                      "momentum {}, PyTorch's {})",
-                      momentum, 1 - kBnMomentum, kBnMomentum));
-    }
     const Activation in = activation_of(node.input(0));
     OnnxParams p;
+    p.epsilon = float_attribute(node, "epsilon", p.epsilon);
+    p.momentum = float_attribute(node, "momentum", p.momentum);
     std::string* fields[] = {&p.scale, &p.shift, &p.mean, &p.var};
     const char* roles[] = {"scale", "bias", "mean", "var"};
     for (int i = 0; i < 4; ++i) {

@@ -4,7 +4,8 @@
 //   Conv (group 1; stride, dilation, pads incl. asymmetric, auto_pad, bias)  -> conv
 //   Gemm (transA 0, alpha = beta = 1) and MatMul with constant weights       -> fc
 //     (an Add of a constant right after a MatMul is its bias)
-//   Relu -> relu;  BatchNormalization (epsilon 1e-5, momentum 0.9) -> batch_norm
+//   Relu -> relu;  BatchNormalization -> batch_norm (its epsilon and momentum matter to training
+//     only, which refuses those that differ from convgrid's: train/onnx_initial_weights.hpp)
 //   MaxPool, AveragePool (symmetric pads; ceil_mode=1 only where it gives the floor's size;
 //     count_include_pad=0 only without padding) -> max_pool, avg_pool; a 1x1 window of stride 1
 //     is removed; GlobalAveragePool -> global_avg_pool
@@ -34,7 +35,8 @@ namespace convgrid {
 struct OnnxParams {
   std::string weight, bias;        // conv: weight [K,C,R,S]; fc: [K,F], or [F,K] when transposed
   bool weight_transposed = false;  // fc from Gemm transB=0 or MatMul
-  std::string scale, shift, mean, var;  // batch_norm
+  std::string scale, shift, mean, var;     // batch_norm
+  float epsilon = 1e-5f, momentum = 0.9f;  // batch_norm, as ONNX states them (its defaults)
 
   bool operator==(const OnnxParams&) const = default;
 };

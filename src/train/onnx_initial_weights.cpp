@@ -3,9 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "convgrid/error.hpp"
 #include "nn/onnx_import.hpp"
 #include "nn/onnx_model.hpp"
+#include "train/batch_norm_kernel.hpp"
 #include "train/checkpoint.hpp"
 
 namespace convgrid {
@@ -18,6 +21,23 @@ std::vector<float> transposed(const std::vector<float>& v, int64_t F, int64_t K)
     for (int64_t k = 0; k < K; ++k) out[k * F + f] = v[f * K + k];
   }
   return out;
+}
+
+// Training with other constants would not follow PyTorch's model; planning does not use them.
+void check_batch_norm(const std::string& path, const Layer& layer, const OnnxParams& o) {
+  if (std::abs(o.epsilon - kBnEps) > 1e-6 * kBnEps) {
+    throw InputError(
+        fmt::format("{}: layer '{}' (BatchNormalization): epsilon={} is not supported "
+                    "for training (convgrid's batch norm uses {})",
+                    path, layer.name, o.epsilon, kBnEps));
+  }
+  if (std::abs((1 - o.momentum) - kBnMomentum) > 1e-6) {
+    throw InputError(
+        fmt::format("{}: layer '{}' (BatchNormalization): momentum={} is not supported "
+                    "for training (convgrid's running statistics use ONNX momentum {}, "
+                    "PyTorch's {})",
+                    path, layer.name, o.momentum, 1 - kBnMomentum, kBnMomentum));
+  }
 }
 
 }  // namespace
@@ -64,6 +84,7 @@ std::map<std::string, std::vector<float>> onnx_initial_tensors(
         break;
       }
       case LayerKind::batch_norm:
+        check_batch_norm(path, layer, o);
         take(layer, ".weight", o.scale, C);
         take(layer, ".bias", o.shift, C);
         take(layer, ".running_mean", o.mean, C);

@@ -20,7 +20,8 @@
 namespace convgrid {
 
 // Whole tensors by convgrid parameter name, row-major in convgrid's layout. InputError naming
-// the file and the tensor when an initializer is not FLOAT or its size is not the layer's.
+// the file and the tensor when an initializer is not FLOAT or its size is not the layer's, and
+// naming the layer when a batch norm's epsilon or momentum is not convgrid's (PyTorch's defaults).
 std::map<std::string, std::vector<float>> onnx_initial_tensors(
     const std::string& path, const std::optional<Activation>& input_shape = {});
 
