@@ -21,7 +21,8 @@
 #include "commands.hpp"
 #include "convgrid/error.hpp"
 #include "io/npz.hpp"
-#include "nn/network_json.hpp"
+#include "network_flags.hpp"
+#include "nn/load_network.hpp"
 #include "train/checkpoint.hpp"
 
 namespace convgrid::cli {
@@ -30,6 +31,7 @@ namespace {
 struct ExportCliOptions {
   std::string checkpoint;
   std::string network;
+  std::optional<Activation> input_shape;  // --input-shape
   std::string out;
   bool json = false;
 };
@@ -147,7 +149,7 @@ void print_json(const std::vector<NpzArray>& arrays, const std::string& out,
 }
 
 int run_export(const ExportCliOptions& o) {
-  const Network net = load_network(o.network);
+  const Network net = load_network(o.network, o.input_shape);
   const std::string path = checkpoint_file(o.checkpoint);
   const CheckpointFile file = read_checkpoint_file(path);
   if (file.state.network != net.name()) {
@@ -173,8 +175,9 @@ void add_export_command(CLI::App& app, Registry& registry) {
   sub->add_option("--checkpoint", o->checkpoint,
                   "a .ckpt file, or a directory (its newest checkpoint)")
       ->required();
-  sub->add_option("--network", o->network, "the checkpoint's network: built-in name or JSON file")
+  sub->add_option("--network", o->network, "the checkpoint's network: built-in name, JSON file or ONNX model (.onnx)")
       ->required();
+  add_input_shape_flag(sub, o->input_shape);
   sub->add_option("--out", o->out, "the .npz file to write")->required();
   sub->add_flag("--json", o->json, "print the arrays as JSON instead of a table");
   registry.emplace_back(sub, [o] { return run_export(*o); });

@@ -2,16 +2,19 @@
 // network (--network), with the busiest rank's and the mean words per pass next to the lower
 // bound, memory, modelled time, what data parallelism would receive instead and, for a network,
 // the redistribution into each layer. --json writes layers[] and totals.
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <optional>
 
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "convgrid/error.hpp"
-#include "nn/network_json.hpp"
+#include "network_flags.hpp"
+#include "nn/load_network.hpp"
 #include "plan_flags.hpp"
 #include "plan/network_planner.hpp"
 #include "train/training_memory.hpp"
@@ -24,6 +27,7 @@ namespace {
 struct PlanCliOptions {
   std::string shape;
   std::string network;
+  std::optional<Activation> input_shape;  // --input-shape
   int64_t batch = 256;
   int64_t procs = 0;
   PlanFlags flags;
@@ -53,12 +57,29 @@ std::string grid_label(const LayerPlan& p) {
   return p.panels == 0 ? p.grid.to_string() : fmt::format("{} b={}", p.grid.to_string(), p.panels);
 }
 
-void print_header() {
-  fmt::print("{:<22} {:<20} {:<17} {:>12} {:>14} {:>12} {:>7} {:>11} {:>12} {:>11}\n", "layer", "grid",
-             "pass", "words max", "words mean", "lower bound", "ratio*", "memory", "data-par", "time ms");
+// The widths of the layer and grid columns: wide enough for the longest layer name (an ONNX
+// model's node names are long), which the grid column shows as "<- name" for a move.
+struct Columns {
+  size_t layer = 22, grid = 20;
+};
+
+Columns columns_for(const NetworkPlan& plan) {
+  Columns c;
+  for (const NetworkLayerPlan& l : plan.layers) {
+    c.layer = std::max(c.layer, l.name.size() + 1);
+    c.grid = std::max(c.grid, l.name.size() + 4);
+  }
+  return c;
 }
 
-void print_plan(const std::string& name, const LayerPlan& p, const std::optional<LayerPlan>& dp) {
+void print_header(const Columns& c = {}) {
+  fmt::print("{:<{}} {:<{}} {:<17} {:>12} {:>14} {:>12} {:>7} {:>11} {:>12} {:>11}\n", "layer", c.layer,
+             "grid", c.grid, "pass", "words max", "words mean", "lower bound", "ratio*", "memory", "data-par",
+             "time ms");
+}
+
+void print_plan(const std::string& name, const LayerPlan& p, const std::optional<LayerPlan>& dp,
+                const Columns& c = {}) {
   // A pass's bound is its share of the step's, so the ratio is taken over the step so far
   // (words of this and the earlier passes over their bounds): for the first pass, its own.
   double words_so_far = 0, bound_so_far = 0;
@@ -67,8 +88,8 @@ void print_plan(const std::string& name, const LayerPlan& p, const std::optional
     words_so_far += static_cast<double>(f.volume.max_words);
     bound_so_far += f.lower_bound_words;
     const double ratio = bound_so_far > 0 ? words_so_far / bound_so_far : 0;
-    fmt::print("{:<22} {:<20} {:<17} {:>12} {:>14.1f} {:>12.0f} {:>7} {:>11} {:>12} {:>11.3f}\n",
-               i == 0 ? name : "", i == 0 ? grid_label(p) : "", pass_name(f.pass),
+    fmt::print("{:<{}} {:<{}} {:<17} {:>12} {:>14.1f} {:>12.0f} {:>7} {:>11} {:>12} {:>11.3f}\n",
+               i == 0 ? name : "", c.layer, i == 0 ? grid_label(p) : "", c.grid, pass_name(f.pass),
                f.volume.max_words, f.volume.mean_words, f.lower_bound_words,
                ratio > 0 ? fmt::format("{:.2f}", ratio) : "-",
                i == 0 ? format_bytes(p.memory_bytes) : "",
@@ -76,11 +97,11 @@ void print_plan(const std::string& name, const LayerPlan& p, const std::optional
   }
 }
 
-void print_edges(const NetworkLayerPlan& l) {
+void print_edges(const NetworkLayerPlan& l, const Columns& c) {
   for (const EdgeFigures& e : l.edges_in) {
     if (e.words_max == 0) continue;  // the distributions agree: nothing moves, no all-to-all
-    fmt::print("{:<22} {:<20} {:<17} {:>12} {:>14.1f} {:>12} {:>7} {:>11} {:>12} {:>11.3f}\n", "",
-               fmt::format("<- {}", e.from_layer), e.residual ? "shortcut moved in" : "input moved in",
+    fmt::print("{:<{}} {:<{}} {:<17} {:>12} {:>14.1f} {:>12} {:>7} {:>11} {:>12} {:>11.3f}\n", "", c.layer,
+               fmt::format("<- {}", e.from_layer), c.grid, e.residual ? "shortcut moved in" : "input moved in",
                e.words_max, e.words_mean, "", "", "", 0, e.time_s * 1e3);
   }
 }
@@ -158,7 +179,7 @@ bool for_training(const Network& net, const PlanOptions& o) {
 }
 
 int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
-  const Network net = load_network(c.network);
+  const Network net = load_network(c.network, c.input_shape);
   NetworkPlanOptions no;
   no.layer = o;
   no.batch = c.batch;
@@ -174,11 +195,12 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
              c.batch, o.procs, no.family == GridFamily::any ? "" : fmt::format("grids {}; ", to_string(no.family)),
              c.flags.objective, o.profile.name, limit_note(o),
              job_limit ? " for the whole training job (as convgrid train)" : "");
-  print_header();
+  const Columns columns = columns_for(plan);
+  print_header(columns);
   nlohmann::json layers = nlohmann::json::array();
   for (const NetworkLayerPlan& l : plan.layers) {
-    print_plan(l.name, l.plan, l.data_parallel);
-    print_edges(l);
+    print_plan(l.name, l.plan, l.data_parallel, columns);
+    print_edges(l, columns);
     layers.push_back(plan_json(l.name, l.plan, l.redistribution_words(), l.redistribution_time_s()));
     layers.back()["norm_words"] = l.norm_words;
   }
@@ -230,8 +252,9 @@ void add_plan_command(CLI::App& app, Registry& registry) {
   auto c = std::make_shared<PlanCliOptions>();
   CLI::App* sub = app.add_subcommand("plan", "Choose the grid with the fewest words (or least time) for a layer or a network");
   CLI::Option* shape = sub->add_option("--shape", c->shape, "The layer, in the --shape syntax of conv");
-  CLI::Option* network = sub->add_option("--network", c->network, "A built-in network (resnet50, vgg16, fmnist) or a JSON file")
+  CLI::Option* network = sub->add_option("--network", c->network, "A built-in network (resnet50, vgg16, fmnist), a JSON file or an ONNX model (.onnx)")
       ->excludes(shape);
+  add_input_shape_flag(sub, c->input_shape);
   sub->add_option("--batch", c->batch, "Batch size N of the network (default 256)")->needs(network);
   shape->excludes(network);
   sub->add_option("--procs", c->procs, "Number of ranks P")->required();

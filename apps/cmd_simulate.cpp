@@ -32,7 +32,8 @@
 #include "memory_sweep.hpp"
 #include "convgrid/error.hpp"
 #include "model/machine_profile.hpp"
-#include "nn/network_json.hpp"
+#include "network_flags.hpp"
+#include "nn/load_network.hpp"
 #include "plan/network_planner.hpp"
 #include "plan_flags.hpp"
 
@@ -49,6 +50,7 @@ PlanFlags train_flags() {
 
 struct SimulateCliOptions {
   std::string network;
+  std::optional<Activation> input_shape;  // --input-shape
   std::string shape;
   bool sweep_memory = false;
   std::string procs;
@@ -289,7 +291,7 @@ int run_simulate(const SimulateCliOptions& c) {
   }
   if (c.network.empty()) throw InputError("simulate needs --network (or --shape with --sweep-memory)");
   if (c.batch < 1) throw InputError(fmt::format("--batch {}: the batch must be at least 1", c.batch));
-  const Network net = load_network(c.network);
+  const Network net = load_network(c.network, c.input_shape);
   const NetworkPlanOptions options = to_network_plan_options(c);
   const fs::path dir = c.out.empty() ? fs::path("simulate-" + net.name()) : fs::path(c.out);
   std::error_code ec;
@@ -334,7 +336,8 @@ void add_simulate_command(CLI::App& app, Registry& registry) {
   CLI::App* sub = app.add_subcommand("simulate",
                                      "Words per rank and modelled time of a network against P: the "
                                      "planner, fixed grid families and the lower bound");
-  sub->add_option("--network", c->network, "A built-in network (resnet50, vgg16, fmnist) or a JSON file");
+  sub->add_option("--network", c->network, "A built-in network (resnet50, vgg16, fmnist), a JSON file or an ONNX model (.onnx)");
+  add_input_shape_flag(sub, c->input_shape);
   sub->add_option("--shape", c->shape, "One layer (with --sweep-memory), in the --shape syntax of conv");
   sub->add_flag("--sweep-memory", c->sweep_memory, "Words against memory per rank for every plan of --shape on one P");
   sub->add_option("--procs", c->procs, "Rank counts P, comma-separated: e.g. 8,64,512,4096,32768")

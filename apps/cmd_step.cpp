@@ -46,7 +46,8 @@
 #include "model/grid_volume.hpp"
 #include "model/redistribution.hpp"
 #include "model/streamed_volume.hpp"
-#include "nn/network_json.hpp"
+#include "network_flags.hpp"
+#include "nn/load_network.hpp"
 #include "plan/network_planner.hpp"
 #include "plan_flags.hpp"
 #include "sim/compute.hpp"
@@ -57,6 +58,7 @@ namespace {
 
 struct StepOptions {
   std::string network = "resnet50";
+  std::optional<Activation> input_shape;  // --input-shape
   int64_t batch = 256;
   std::string strategy = "planner";  // planner | data | hybrid
   PlanFlags plan;
@@ -201,7 +203,7 @@ int run_step(const StepOptions& o) {
   const bool root = world.rank() == 0;
   family_of(o.strategy);  // InputError for an unknown one, before any work
   check_output_file(world, o.json, "--json");
-  const Network net = load_network(o.network);
+  const Network net = load_network(o.network, o.input_shape);
   const Backend backend = o.backend == "reference" ? Backend::reference : Backend::onednn;
   const std::vector<ComputeLayer> compute = net.compute_layers();
   std::vector<ConvShape> shapes;
@@ -358,7 +360,8 @@ void add_step_command(CLI::App& app, Registry& registry) {
   CLI::App* sub = app.add_subcommand(
       "step", "One training step of a network's conv and fc layers on their planned grids, with the "
               "redistributions between them: words against the model on every rank, time against the model");
-  sub->add_option("--network", o->network, "Built-in network (resnet50, vgg16, fmnist) or JSON file");
+  sub->add_option("--network", o->network, "Built-in network (resnet50, vgg16, fmnist), JSON file or ONNX model (.onnx)");
+  add_input_shape_flag(sub, o->input_shape);
   sub->add_option("--batch", o->batch, "Batch size");
   sub->add_option("--plan", o->strategy, "planner (every grid), data (data parallelism), hybrid (best batch x spatial) or channel (channel x filter)");
   sub->add_option("--objective", o->plan.objective, "Planner objective: volume or time")

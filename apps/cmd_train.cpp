@@ -16,6 +16,7 @@
 #include "io/idx.hpp"
 #include "io/output_paths.hpp"
 #include "kernel_flags.hpp"
+#include "network_flags.hpp"
 #include "plan_flags.hpp"
 #include "train/stop_signals.hpp"
 #include "train/training_job.hpp"
@@ -175,8 +176,10 @@ void add_train_command(CLI::App& app, Registry& registry) {
   CLI::App* sub =
       app.add_subcommand("train", "train a network on Fashion-MNIST over MPI (run under mpirun)");
   sub->add_option("--network", j.network,
-                  "built-in network (fmnist, resnet-fmnist) or a JSON network file")
+                  "built-in network (fmnist, resnet-fmnist), a JSON network file or an ONNX model "
+                  "(.onnx: its initializers are the initial weights)")
       ->capture_default_str();
+  add_input_shape_flag(sub, j.input_shape);
   sub->add_option("--epochs", j.train.epochs, "epochs to train")->capture_default_str();
   sub->add_option("--batch", j.batch, "global batch size")->capture_default_str();
   sub->add_option("--lr", o->lr, "learning rate (the schedule's base)")->capture_default_str();

@@ -3,7 +3,9 @@
 # Works as root (CI) or as a user with sudo.
 # Usage: scripts/setup.sh [--with-torch]
 #   --with-torch  also install Debian's PyTorch (python3-torch), which bench/race.sh and
-#                 bench/compare_torch.py run against; the default install leaves it out.
+#                 bench/compare_torch.py run against, with python3-onnx and python3-torchvision
+#                 (ONNX export: tests/data/onnx/make_models.py, bench/onnx_models.sh); the default
+#                 install leaves them out.
 set -euo pipefail
 
 with_torch=0
@@ -21,6 +23,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   zlib1g-dev dataset-fashion-mnist
+  libonnx-dev libprotobuf-dev  # --network model.onnx: ONNX's protobuf classes (src/nn/onnx_model.hpp)
   python3  # the command-line tests check .npy and JSON files with its standard library
   gnuplot-nox  # convgrid simulate draws its plots with it
   libsimgrid-dev  # SimGrid's SMPI: the simulated-cluster build (scripts/build_smpi.sh, docs/scale.md)
@@ -30,6 +33,9 @@ if [ "$with_torch" -eq 1 ]; then
   # The PyTorch peer for bench/race.sh (run with /usr/bin/python3), and the BLAS libtorch recommends:
   # without it torch falls back to the reference BLAS (fully connected layers ~50x slower).
   packages+=(python3-torch python3-numpy libopenblas0)
+  # torch.onnx.export (tests/data/onnx/make_models.py, bench/onnx_models.sh) and the torchvision
+  # models bench/onnx_models.sh exports.
+  packages+=(python3-onnx python3-torchvision)
 fi
 
 missing=()

@@ -14,7 +14,7 @@
 #include "convgrid/npy.hpp"
 #include "io/idx.hpp"
 #include "model/machine_profile.hpp"
-#include "nn/network_json.hpp"
+#include "nn/load_network.hpp"
 #include "train/checkpoint_file.hpp"
 
 namespace convgrid {

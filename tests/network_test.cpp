@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "nn/builtin_networks.hpp"
+#include "nn/load_network.hpp"
 #include "nn/network_json.hpp"
 #include "nn/resnet50_layers.hpp"
 #include "throws_input_error.hpp"

@@ -6,19 +6,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <utility>
 #include <vector>
 
 #include "convgrid/error.hpp"
 #include "io/strict_json.hpp"
-#include "nn/builtin_networks.hpp"
 
 namespace convgrid {
 namespace {
@@ -262,22 +257,6 @@ std::string network_to_json(const Network& network) {
         fmt::format("    {}{}\n", layer_json(layers[i]).dump(), i + 1 < layers.size() ? "," : "");
   }
   return out + "  ]\n}\n";
-}
-
-Network load_network(const std::string& name_or_path) {
-  const auto names = builtin_network_names();
-  if (std::ranges::find(names, name_or_path) != names.end()) return builtin_network(name_or_path);
-  std::ifstream file(name_or_path, std::ios::binary);
-  if (!file) {
-    throw InputError(fmt::format("'{}' is neither a built-in network ({}) nor a readable file: {}",
-                                 name_or_path, fmt::join(names, ", "), std::strerror(errno)));
-  }
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) {
-    throw InputError(fmt::format("{}: read error: {}", name_or_path, std::strerror(errno)));
-  }
-  return network_from_json(text.str(), name_or_path);
 }
 
 }  // namespace convgrid

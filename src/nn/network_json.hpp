@@ -1,4 +1,4 @@
-// Networks as JSON files (the format is in docs/networks.md), and loading a network by name.
+// Networks as JSON files (the format is in docs/networks.md); nn/load_network.hpp loads by name.
 //
 //   {"name": "tiny", "input": {"C": 3, "H": 32, "W": 32}, "layers": [
 //     {"type": "conv", "name": "c1", "K": 16, "R": 3, "S": 3, "pad": 1, "bias": true},
@@ -24,8 +24,5 @@ Network network_from_json(std::string_view text, const std::string& origin);
 
 // The JSON form, one layer per line; network_from_json(network_to_json(n), ...) == n.
 std::string network_to_json(const Network& network);
-
-// A built-in network (builtin_networks.hpp) when `name_or_path` is one's name, else a JSON file.
-Network load_network(const std::string& name_or_path);
 
 }  // namespace convgrid

@@ -229,15 +229,15 @@ TrainState read_checkpoint(const std::string& path, const TrainState& expected,
   }
   for (size_t i = 0; i < list.size(); ++i) {
     const ParamShard& p = *want[i].shard;
-    const float* base = list[i].values.data();
-    float* dst = want[i].data;
-    for_each_run(p.slice,
-                 [&](int64_t a, int64_t b, int64_t c, int64_t d0, int64_t d1, int64_t off) {
-                   std::memcpy(dst + off, base + p.global.offset(a, b, c, d0),
-                               (d1 - d0) * sizeof(float));
-                 });
+    copy_shard_of_whole(p, list[i].values.data(), want[i].data);
   }
   return s;
+}
+
+void copy_shard_of_whole(const ParamShard& p, const float* whole, float* dst) {
+  for_each_run(p.slice, [&](int64_t a, int64_t b, int64_t c, int64_t d0, int64_t d1, int64_t off) {
+    std::memcpy(dst + off, whole + p.global.offset(a, b, c, d0), (d1 - d0) * sizeof(float));
+  });
 }
 
 void remove_partial_checkpoints(const Communicator& world, const std::string& dir) {

@@ -49,6 +49,11 @@ TrainState read_checkpoint(const std::string& path, const TrainState& expected,
                            std::vector<TrackedVector<float>>& momentum,
                            std::vector<ParamShard>& state_tensors);
 
+// Copies this rank's slice of a parameter (p.slice of p.global) out of the whole tensor `whole`
+// (row-major, p.global's extents) into `dst`: how a checkpoint's or an ONNX model's whole tensors
+// become shards.
+void copy_shard_of_whole(const ParamShard& p, const float* whole, float* dst);
+
 // Removes what a run killed while writing left behind (the temporary .step-<step>.ckpt.tmp, never
 // taken for a checkpoint), so that it does not hold the space the next checkpoint needs. Rank 0
 // does it; the other ranks return at once.

@@ -11,8 +11,10 @@
 #include "convgrid/memory.hpp"
 #include "io/idx.hpp"
 #include "io/output_paths.hpp"
-#include "nn/network_json.hpp"
+#include "nn/load_network.hpp"
+#include "nn/onnx_import.hpp"
 #include "train/batches.hpp"
+#include "train/onnx_initial_weights.hpp"
 #include "train/synthetic_batches.hpp"
 #include "train/training_plan.hpp"
 
@@ -134,7 +136,7 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   StallWatchdog watchdog(world.rank(), o.stall);
   check_output_dir(world, o.train.checkpoint_dir, "--checkpoint-dir");
   if (!o.train.checkpoint_dir.empty()) remove_partial_checkpoints(world, o.train.checkpoint_dir);
-  const Network net = load_network(o.network);
+  const Network net = load_network(o.network, o.input_shape);
   const FashionMnist data{o.data.dir.empty() ? FashionMnist{}.dir : o.data.dir};
   if (o.data.synthetic && o.data.augment.enabled()) {
     throw InputError(
@@ -173,6 +175,11 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   // plans' model of them fits it, so this only stops a job the model got wrong, with a message.
   const ScopedMemoryLimit memory_limit(o.plan.planner.layer.mem_per_rank_bytes);
   DistNet dnet(net, report.plan.plans, o.batch, world, o.seed);
+  // An ONNX model starts from its initializers (PyTorch's weights), not convgrid's initialisation.
+  if (is_onnx_path(o.network)) {
+    load_initial_tensors(onnx_initial_tensors(o.network, o.input_shape), o.network, dnet.params(),
+                         dnet.state());
+  }
   if (observer.started) observer.started(report);
 
   TrainState initial;

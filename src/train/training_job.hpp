@@ -52,7 +52,8 @@ struct TrainDataOptions {
 };
 
 struct TrainJobOptions {
-  std::string network = "fmnist";  // built-in or JSON file
+  std::string network = "fmnist";  // built-in, JSON or ONNX file (nn/load_network.hpp)
+  std::optional<Activation> input_shape;  // an ONNX model's, where its file leaves it symbolic
   int64_t batch = 64;
   uint64_t seed = 1;
   JobPlanOptions plan;  // plan.planner.layer.procs is set to the job's ranks

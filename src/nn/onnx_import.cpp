@@ -1,0 +1,441 @@
+// The walk over an ONNX graph: each node, in order, becomes a layer of the network (or an alias,
+// or a pending Add that the Add's one reader takes as its residual), with every refusal naming
+// the node.
+#include "nn/onnx_import.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+#include "convgrid/error.hpp"
+#include "nn/onnx_model.hpp"
+#include "nn/onnx_pool.hpp"
+#include "nn/onnx_shapes.hpp"
+
+namespace convgrid {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// A node's refusal: the message without the file and node, which Importer::run adds.
+[[noreturn]] void refuse(const std::string& what) { throw InputError(what); }
+
+// What an activation tensor of the graph is: the graph input, a layer's output, or an Add of
+// two such tensors that the one node reading it takes as its input plus residual.
+struct Source {
+  std::optional<size_t> layer;  // none: the graph input
+};
+struct PendingAdd {
+  Source main, shortcut;
+};
+
+// A layer name from a node name: torch's "/layer1/layer1.0/conv1/Conv" loses its leading '/';
+// characters other than letters, digits and "._/-+" become '_'; an unnamed node is <op>_<index>.
+std::string layer_name(const onnx::NodeProto& node, int index) {
+  std::string name = node.name();
+  while (!name.empty() && name.front() == '/') name.erase(name.begin());
+  if (name.empty()) return fmt::format("{}_{}", node.op_type(), index);
+  for (char& c : name) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) ||
+                    std::string_view("._/-+").find(c) != std::string_view::npos;
+    if (!ok) c = '_';
+  }
+  return name;
+}
+
+class Importer {
+ public:
+  Importer(const std::string& path, const onnx::ModelProto& model,
+           const std::optional<Activation>& shape)
+      : path_(path),
+        graph_(model.graph()),
+        constants_(initializers(graph_)),
+        net_(std::filesystem::path(path).stem().string(), input_shape(shape)) {
+    for (const auto& node : graph_.node()) {
+      for (const auto& in : node.input()) ++readers_[in];
+    }
+    for (const auto& out : graph_.output()) ++readers_[out.name()];
+  }
+
+  OnnxNetwork run() {
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      const onnx::NodeProto& node = graph_.node(i);
+      if (skip_.contains(i)) continue;
+      try {
+        import_node(node, i);
+      } catch (const InputError& e) {  // a refusal, or a shape error of Network::add
+        throw InputError(fmt::format("{}: node {}: {}", path_, node_label(node, i), e.what()));
+      }
+    }
+    finish();
+    return {std::move(net_), std::move(params_)};
+  }
+
+ private:
+  static std::map<std::string, const onnx::TensorProto*> initializers(
+      const onnx::GraphProto& graph) {
+    std::map<std::string, const onnx::TensorProto*> out;
+    for (const auto& t : graph.initializer()) out[t.name()] = &t;
+    return out;
+  }
+
+  // Sets input_name_; called while net_ is built (after the members declared before it).
+  Activation input_shape(const std::optional<Activation>& given) {
+    try {
+      const GraphInput in = graph_input(graph_, given);
+      input_name_ = in.name;
+      return in.shape;
+    } catch (const InputError& e) {
+      fail(e.what());
+    }
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(fmt::format("{}: {}", path_, what));
+  }
+
+  // The constant tensor `name` (an initializer or a Constant node's value); refuses otherwise.
+  const onnx::TensorProto& constant(const std::string& name, const char* role) const {
+    auto it = constants_.find(name);
+    if (it == constants_.end())
+      refuse(fmt::format("its {} '{}' is not a constant (initializer)", role, name));
+    return *it->second;
+  }
+
+  // The activation a node reads: where it comes from and, for an Add's output, the residual.
+  struct Read {
+    Source main;
+    std::optional<Source> shortcut;
+  };
+  Read read(const std::string& tensor) const {
+    if (tensor == input_name_) return {Source{}, std::nullopt};
+    if (auto it = sources_.find(tensor); it != sources_.end()) return {it->second, std::nullopt};
+    if (auto it = adds_.find(tensor); it != adds_.end())
+      return {it->second.main, it->second.shortcut};
+    if (constants_.contains(tensor))
+      refuse(fmt::format("its data input '{}' is a constant, not an activation", tensor));
+    refuse(fmt::format("its input '{}' is produced by no earlier node", tensor));
+  }
+
+  // Adds the layer reading `tensor` (input 0 of the node) and records its output.
+  const Layer& add(Layer layer, const onnx::NodeProto& node) {
+    const Read r = read(node.input(0));
+    if (r.main.layer) {
+      if (*r.main.layer + 1 != net_.layers().size())
+        layer.input = net_.layers()[*r.main.layer].name;
+    } else if (!net_.layers().empty()) {
+      refuse(fmt::format(
+          "it reads the graph input '{}', which in convgrid only the first layer may read",
+          input_name_));
+    }
+    if (r.shortcut) layer.residual = net_.layers()[*r.shortcut->layer].name;
+    std::string name = layer.name;
+    for (int k = 2; net_.find(layer.name); ++k) layer.name = fmt::format("{}_{}", name, k);
+    const Layer& added = net_.add(std::move(layer));
+    alias(node.output(0), Source{net_.layers().size() - 1});
+    return added;
+  }
+
+  void alias(const std::string& tensor, Source s) { sources_[tensor] = s; }
+
+  // Only the first output of a node may be read (Dropout's mask, BatchNormalization's statistics).
+  void check_extra_outputs_unread(const onnx::NodeProto& node) const {
+    for (int o = 1; o < node.output_size(); ++o) {
+      if (!node.output(o).empty() && readers_.contains(node.output(o))) {
+        refuse(fmt::format("its output {} '{}' is read, which convgrid cannot provide", o,
+                           node.output(o)));
+      }
+    }
+  }
+
+  void import_node(const onnx::NodeProto& node, int index) {
+    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+      refuse(fmt::format("operators of domain '{}' are not supported", node.domain()));
+    }
+    const std::string& op = node.op_type();
+    const std::string name = layer_name(node, index);
+    if (op == "Constant") return constant_node(node);
+    if (node.input_size() == 0 || node.output_size() == 0) refuse("it has no input or no output");
+    if (op == "Identity" || op == "Dropout") {
+      check_extra_outputs_unread(node);
+      if (auto it = adds_.find(node.input(0)); it != adds_.end())
+        refuse("it passes on an Add, which must be read by a layer");
+      return alias(node.output(0), read(node.input(0)).main);
+    }
+    check_extra_outputs_unread(node);
+    if (op == "Conv") return conv(node, name);
+    if (op == "Gemm" || op == "MatMul") return fully_connected(node, name, index);
+    if (op == "Add") return add_node(node);
+    if (op == "Relu") {
+      add(Layer(LayerKind::relu, name), node);
+      return;
+    }
+    if (op == "BatchNormalization") return batch_norm(node, name);
+    if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool")
+      return pool(node, name);
+    if (op == "Flatten") {
+      const int64_t axis = int_attribute(node, "axis", 1);
+      if (axis != 1) refuse(fmt::format("axis={} is not supported (only 1: N x C*H*W)", axis));
+      add(Layer(LayerKind::flatten, name), node);
+      return;
+    }
+    if (op == "Reshape") return reshape(node, name);
+    if (op == "Softmax" || op == "LogSoftmax") return softmax(node, name);
+    if (op == "Concat") refuse("Concat (concatenation along channels) is not supported yet");
+    if (op == "Clip") refuse("Clip (ReLU6) is not supported yet");
+    refuse(fmt::format("the operator {} is not supported", op));
+  }
+
+  void constant_node(const onnx::NodeProto& node) {
+    const auto* value = find_attribute(node, "value");
+    if (!value || !value->has_t()) refuse("only a Constant with a tensor 'value' is supported");
+    constants_[node.output(0)] = &value->t();
+  }
+
+  void conv(const onnx::NodeProto& node, const std::string& name) {
+    const int64_t group = int_attribute(node, "group", 1);
+    if (group != 1) refuse(fmt::format("group={} is not supported yet", group));
+    if (node.input_size() < 2) refuse("it has no weight input");
+    const onnx::TensorProto& w = constant(node.input(1), "weight");
+    const Ints wd = tensor_dims(w);
+    if (wd.size() != 4)
+      refuse(fmt::format(
+          "weight '{}' has {} dimensions; only 2-D convolutions (K x C x R x S) are supported",
+          w.name(), wd.size()));
+    const Activation in = activation_of(node.input(0));
+    if (wd[1] != in.C)
+      refuse(fmt::format("weight '{}' is [{}] but the input has C={}", w.name(), fmt::join(wd, ","),
+                         in.C));
+    const Ints kernel = ints_attribute(node, "kernel_shape", {wd[2], wd[3]});
+    if (kernel[0] != wd[2] || kernel[1] != wd[3])
+      refuse(fmt::format("kernel_shape=[{}] but the weight is [{}]", fmt::join(kernel, ","),
+                         fmt::join(wd, ",")));
+    Layer l(LayerKind::conv, name);
+    ConvParams& c = l.conv;
+    c.K = wd[0];
+    c.R = wd[2];
+    c.S = wd[3];
+    const Ints stride = ints_attribute(node, "strides", {1, 1});
+    const Ints dil = ints_attribute(node, "dilations", {1, 1});
+    std::tie(c.stride_h, c.stride_w) = std::pair(stride[0], stride[1]);
+    std::tie(c.dil_h, c.dil_w) = std::pair(dil[0], dil[1]);
+    const Ints pads = conv_pads(node, {in.H, in.W}, {c.R, c.S}, stride, dil);
+    c.pad_top = pads[0];
+    c.pad_left = pads[1];
+    c.pad_bottom = pads[2];
+    c.pad_right = pads[3];
+    OnnxParams p;
+    p.weight = w.name();
+    if (node.input_size() >= 3 && !node.input(2).empty()) {
+      const onnx::TensorProto& b = constant(node.input(2), "bias");
+      if (tensor_dims(b) != Ints{c.K})
+        refuse(fmt::format("bias '{}' is [{}], not [{}]", b.name(), fmt::join(b.dims(), ","), c.K));
+      c.bias = true;
+      p.bias = b.name();
+    }
+    params_[add(std::move(l), node).name] = p;
+  }
+
+  void fully_connected(const onnx::NodeProto& node, const std::string& name, int index) {
+    const bool gemm = node.op_type() == "Gemm";
+    if (node.input_size() < 2) refuse("it has no weight input");
+    if (gemm) {
+      if (int_attribute(node, "transA", 0) != 0) refuse("transA=1 is not supported");
+      const float alpha = float_attribute(node, "alpha", 1),
+                  beta = float_attribute(node, "beta", 1);
+      if (alpha != 1 || beta != 1)
+        refuse(fmt::format("alpha={} beta={}: only 1 and 1 are supported", alpha, beta));
+    }
+    const onnx::TensorProto& w = constant(node.input(1), "weight");
+    const Ints wd = tensor_dims(w);
+    if (wd.size() != 2)
+      refuse(fmt::format("weight '{}' is [{}], not a matrix", w.name(), fmt::join(wd, ",")));
+    OnnxParams p;
+    p.weight = w.name();
+    p.weight_transposed = !gemm || int_attribute(node, "transB", 0) == 0;
+    const int64_t F = p.weight_transposed ? wd[0] : wd[1];
+    Layer l(LayerKind::fully_connected, name);
+    l.conv.K = p.weight_transposed ? wd[1] : wd[0];
+    const Activation in = activation_of(node.input(0));
+    const int64_t features = in.C * in.H * in.W;
+    if (F != features)
+      refuse(fmt::format("weight '{}' is [{}] but the input has {} features ({})", w.name(),
+                         fmt::join(wd, ","), features, in.to_string()));
+    std::string bias;
+    if (gemm && node.input_size() >= 3 && !node.input(2).empty()) bias = node.input(2);
+    const std::string* out = &node.output(0);
+    if (!gemm) {  // MatMul: an Add of a constant, its one reader, is the bias
+      if (auto add_index = bias_add_after(node, index)) {
+        const onnx::NodeProto& a = graph_.node(*add_index);
+        bias = a.input(0) == node.output(0) ? a.input(1) : a.input(0);
+        out = &a.output(0);
+        skip_.insert(*add_index);
+      }
+    }
+    if (!bias.empty()) {
+      const onnx::TensorProto& b = constant(bias, "bias");
+      const Ints bd = tensor_dims(b);
+      if (bd != Ints{l.conv.K} && bd != Ints{1, l.conv.K})
+        refuse(fmt::format("bias '{}' is [{}], not [{}]", b.name(), fmt::join(bd, ","), l.conv.K));
+      l.conv.bias = true;
+      p.bias = b.name();
+    }
+    const std::string layer = add(std::move(l), node).name;
+    params_[layer] = p;
+    alias(*out, Source{net_.layers().size() - 1});
+  }
+
+  // The index of the Add that is the only reader of a MatMul's output and adds a constant to it.
+  std::optional<int> bias_add_after(const onnx::NodeProto& matmul, int index) const {
+    const std::string& out = matmul.output(0);
+    if (readers_.at(out) != 1) return std::nullopt;
+    for (int j = index + 1; j < graph_.node_size(); ++j) {
+      const onnx::NodeProto& a = graph_.node(j);
+      if (a.op_type() != "Add" || a.input_size() != 2) continue;
+      if (a.input(0) == out && constants_.contains(a.input(1))) return j;
+      if (a.input(1) == out && constants_.contains(a.input(0))) return j;
+    }
+    return std::nullopt;
+  }
+
+  void add_node(const onnx::NodeProto& node) {
+    if (node.input_size() != 2) refuse(fmt::format("it has {} inputs, not 2", node.input_size()));
+    for (const auto& in : node.input()) {
+      if (constants_.contains(in))
+        refuse(fmt::format("it adds the constant '{}' (only a MatMul's bias is supported)", in));
+      if (adds_.contains(in))
+        refuse(fmt::format(
+            "its input '{}' is another Add (an add of three tensors is not supported)", in));
+    }
+    const Activation a = activation_of(node.input(0)), b = activation_of(node.input(1));
+    if (a != b)
+      refuse(fmt::format("it adds {} to {} (broadcasting is not supported)", a.to_string(),
+                         b.to_string()));
+    const std::string& out = node.output(0);
+    const int readers = readers_.contains(out) ? readers_.at(out) : 0;
+    const bool graph_output =
+        std::ranges::any_of(graph_.output(), [&](const auto& o) { return o.name() == out; });
+    if (readers != 1 || graph_output) {
+      refuse(
+          fmt::format("its output '{}' is read {} times{}; convgrid adds a shortcut into the input "
+                      "of exactly one layer",
+                      out, readers, graph_output ? " (one: the graph output)" : ""));
+    }
+    Source main = read(node.input(0)).main, shortcut = read(node.input(1)).main;
+    if (!shortcut.layer) std::swap(main, shortcut);
+    if (!shortcut.layer) refuse("it adds the graph input to itself");
+    adds_[out] = {main, shortcut};
+  }
+
+  void batch_norm(const onnx::NodeProto& node, const std::string& name) {
+    if (node.input_size() != 5) refuse(fmt::format("it has {} inputs, not 5", node.input_size()));
+    const Activation in = activation_of(node.input(0));
+    OnnxParams p;
+    p.epsilon = float_attribute(node, "epsilon", p.epsilon);
+    p.momentum = float_attribute(node, "momentum", p.momentum);
+    std::string* fields[] = {&p.scale, &p.shift, &p.mean, &p.var};
+    const char* roles[] = {"scale", "bias", "mean", "var"};
+    for (int i = 0; i < 4; ++i) {
+      const onnx::TensorProto& t = constant(node.input(i + 1), roles[i]);
+      if (tensor_dims(t) != Ints{in.C})
+        refuse(fmt::format("{} '{}' is [{}], not [{}]", roles[i], t.name(),
+                           fmt::join(t.dims(), ","), in.C));
+      *fields[i] = t.name();
+    }
+    params_[add(Layer(LayerKind::batch_norm, name), node).name] = p;
+  }
+
+  void pool(const onnx::NodeProto& node, const std::string& name) {
+    const Activation in = activation_of(node.input(0));
+    if (node.op_type() == "GlobalAveragePool") {
+      add(Layer(LayerKind::global_avg_pool, name), node);
+      return;
+    }
+    const auto pool = onnx_pool_params(node, in);
+    if (!pool) return alias(node.output(0), read(node.input(0)).main);  // the identity
+    Layer l(node.op_type() == "MaxPool" ? LayerKind::max_pool : LayerKind::avg_pool, name);
+    l.pool = *pool;
+    add(std::move(l), node);
+  }
+
+  void reshape(const onnx::NodeProto& node, const std::string& name) {
+    if (node.input_size() != 2) refuse("it has no shape input");
+    const Ints shape = int64_values(constant(node.input(1), "shape"));
+    const Activation in = activation_of(node.input(0));
+    const int64_t F = in.C * in.H * in.W;
+    const bool batch_ok = shape.size() == 2 && (shape[0] == 0 || shape[0] == -1 || shape[0] > 0);
+    const bool features_ok =
+        shape.size() == 2 &&
+        (shape[1] == F || (shape[1] == -1 && shape[0] <= 0) || (shape[1] == 0 && F == in.C));
+    if (!batch_ok || !features_ok) {
+      refuse(
+          fmt::format("shape [{}] is not supported: only a Reshape of N x {} to [N, {}] (flatten)",
+                      fmt::join(shape, ","), in.to_string(), F));
+    }
+    add(Layer(LayerKind::flatten, name), node);
+  }
+
+  void softmax(const onnx::NodeProto& node, const std::string& name) {
+    const bool graph_output = std::ranges::any_of(
+        graph_.output(), [&](const auto& o) { return o.name() == node.output(0); });
+    if (!graph_output)
+      refuse("it is not the graph's output (convgrid's softmax_xent is the loss, last)");
+    add(Layer(LayerKind::softmax_xent, name), node);
+  }
+
+  // The per-sample shape of an activation tensor (the graph input or a layer's output).
+  Activation activation_of(const std::string& tensor) const {
+    const Read r = read(tensor);
+    return r.main.layer ? net_.layers()[*r.main.layer].out : net_.input();
+  }
+
+  // The graph's one output must be the last layer's; a flat one gets the loss appended.
+  void finish() {
+    if (graph_.output_size() != 1)
+      fail(fmt::format("the graph has {} outputs; a convgrid network has one",
+                       graph_.output_size()));
+    const std::string& out = graph_.output(0).name();
+    auto it = sources_.find(out);
+    if (net_.layers().empty() || it == sources_.end() ||
+        it->second.layer != net_.layers().size() - 1) {
+      fail(fmt::format("the graph output '{}' is not the output of the last layer imported", out));
+    }
+    const Layer& last = net_.layers().back();
+    if (last.kind != LayerKind::softmax_xent && last.out.H == 1 && last.out.W == 1) {
+      std::string name = "loss";
+      for (int k = 2; net_.find(name); ++k) name = fmt::format("loss_{}", k);
+      net_.add(Layer(LayerKind::softmax_xent, name));
+    }
+  }
+
+  std::string path_;
+  const onnx::GraphProto& graph_;
+  std::map<std::string, const onnx::TensorProto*> constants_;  // initializers and Constant nodes
+  std::string input_name_;
+  Network net_;
+  std::map<std::string, int> readers_;  // tensor -> how many node inputs and graph outputs read it
+  std::map<std::string, Source> sources_;
+  std::map<std::string, PendingAdd> adds_;
+  std::set<int> skip_;  // nodes folded into an earlier one (a MatMul's bias Add)
+  std::map<std::string, OnnxParams> params_;
+};
+
+}  // namespace
+
+bool is_onnx_path(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::ranges::transform(ext, ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".onnx";
+}
+
+OnnxNetwork import_onnx(const std::string& path, const std::optional<Activation>& input_shape) {
+  const onnx::ModelProto model = read_onnx_model(path);
+  return Importer(path, model, input_shape).run();
+}
+
+}  // namespace convgrid

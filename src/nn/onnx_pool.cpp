@@ -1,0 +1,55 @@
+// ONNX pooling attributes checked against convgrid's pooling semantics (network.hpp).
+#include "nn/onnx_pool.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "convgrid/error.hpp"
+
+namespace convgrid {
+
+using Ints = std::vector<int64_t>;
+
+std::optional<PoolParams> onnx_pool_params(const onnx::NodeProto& node, const Activation& in) {
+  const auto kernel = ints_attribute(node, "kernel_shape");
+  if (!kernel || kernel->size() != 2)
+    throw InputError("kernel_shape must have 2 entries (2-D pooling)");
+  const Ints stride = ints_attribute(node, "strides", {1, 1});
+  const Ints dil = ints_attribute(node, "dilations", {1, 1});
+  if (dil != Ints{1, 1})
+    throw InputError(fmt::format("dilations=[{}] are not supported", fmt::join(dil, ",")));
+  const std::string mode = string_attribute(node, "auto_pad", "NOTSET");
+  if (mode != "NOTSET" && mode != "VALID")
+    throw InputError(fmt::format("auto_pad={} is not supported for pooling", mode));
+  const Ints pads = mode == "VALID" ? Ints{0, 0, 0, 0} : ints_attribute(node, "pads", {0, 0, 0, 0});
+  if (pads[0] != pads[2] || pads[1] != pads[3]) {
+    throw InputError(
+        fmt::format("pads=[{}] are asymmetric; convgrid pools with the same padding on both sides",
+                    fmt::join(pads, ",")));
+  }
+  if (stride[0] < 1 || stride[1] < 1) {
+    throw InputError(fmt::format("strides=[{}] must be at least 1", fmt::join(stride, ",")));
+  }
+  PoolParams p{(*kernel)[0], (*kernel)[1], stride[0], stride[1], pads[0], pads[1]};
+  if (node.op_type() == "AveragePool" && int_attribute(node, "count_include_pad", 0) == 0 &&
+      (p.pad_h || p.pad_w)) {
+    throw InputError(
+        fmt::format("count_include_pad=0 with pads {}x{} is not supported: convgrid's avg_pool "
+                    "divides by the whole window, padding included (count_include_pad=1)",
+                    p.pad_h, p.pad_w));
+  }
+  if (int_attribute(node, "ceil_mode", 0) != 0) {
+    const int64_t rh = (in.H + 2 * p.pad_h - p.window_h) % p.stride_h,
+                  rw = (in.W + 2 * p.pad_w - p.window_w) % p.stride_w;
+    if (rh != 0 || rw != 0) {
+      throw InputError(
+          fmt::format("ceil_mode=1 on input {} gives a larger output than the floor convgrid's "
+                      "pooling uses (ceil_mode=0)",
+                      in.to_string()));
+    }
+  }
+  if (p == PoolParams{}) return std::nullopt;
+  return p;
+}
+
+}  // namespace convgrid

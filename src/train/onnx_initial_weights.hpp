@@ -1,0 +1,35 @@
+// The initial weights of a network imported from ONNX (`convgrid train --network X.onnx`): the
+// model's initializers under convgrid's parameter names and in its layouts, the reverse of what
+// `convgrid export` writes (apps/cmd_export.cpp), so that training starts where PyTorch's model
+// stood instead of at convgrid's own seeded initialisation.
+//
+//   conv        <layer>.weight  [K, C, R, S] as ONNX stores it; <layer>.bias [K]
+//   fc          <layer>.weight  [K, F]: Gemm transB=1 as stored, MatMul and Gemm transB=0
+//                               ([F, K]) transposed; <layer>.bias [K]
+//   batch_norm  <layer>.weight (scale), .bias (B), .running_mean (mean), .running_var (var): [C]
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nn/network.hpp"
+#include "train/train_layer.hpp"
+
+namespace convgrid {
+
+// Whole tensors by convgrid parameter name, row-major in convgrid's layout. InputError naming
+// the file and the tensor when an initializer is not FLOAT or its size is not the layer's, and
+// naming the layer when a batch norm's epsilon or momentum is not convgrid's (PyTorch's defaults).
+std::map<std::string, std::vector<float>> onnx_initial_tensors(
+    const std::string& path, const std::optional<Activation>& input_shape = {});
+
+// Fills every shard (trainable parameters and state such as running statistics) with its slice
+// of the tensor of its name. InputError naming the tensor when one is missing or of another size;
+// every shard is checked before any is written.
+void load_initial_tensors(const std::map<std::string, std::vector<float>>& tensors,
+                          const std::string& origin, std::vector<ParamShard>& params,
+                          std::vector<ParamShard>& state);
+
+}  // namespace convgrid

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Writes the ONNX models of tests/onnx_import_test.cpp (checked in next to this script, so that the
+tests need no PyTorch):
+
+    tiny_resnet.onnx   a torchvision-style residual network with batch normalization for 1x28x28
+                       inputs and small channels: conv1 3x3 1->4 + bn1 + ReLU, layer1 = BasicBlock
+                       4->4, layer2 = BasicBlock 4->8 stride 2 (downsample conv 1x1/2 + BN), global
+                       average pool, flatten, fc 8->10; PyTorch's default initialisation, seed 0.
+                       tiny_resnet.json is the same network in convgrid's JSON format.
+    tiny_resnet.losses.json
+                       PyTorch's training losses of tiny_resnet from its exported weights: SGD
+                       (lr 0.1, momentum 0.9, no weight decay) on the first 64 Fashion-MNIST
+                       training images as one batch, for 4 steps. convgrid train --train-samples 64
+                       --batch 64 visits the same 64 images each epoch in another order, which
+                       changes neither the mean loss nor the batch statistics, so its losses must
+                       be these (tests/cli/onnx.sh, within 1e-4 relative).
+
+Exported in training mode (batch normalization stays a node of its own: eval mode folds it into
+the convolution) at opset 13, with a symbolic batch dimension.
+
+Needs Debian's python3-torch and python3-onnx (bash scripts/setup.sh --with-torch):
+
+    /usr/bin/python3 tests/data/onnx/make_models.py
+"""
+import copy
+import json
+import os
+import sys
+import warnings
+
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "bench"))
+from race_pytorch import load_split  # noqa: E402
+from torch_networks import BasicBlock, batch_norm  # noqa: E402
+
+DATA_DIR = "/usr/share/datasets/fashion-mnist"
+SAMPLES, STEPS, LR, MOMENTUM = 64, 4, 0.1, 0.9
+
+
+class TinyResNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, padding=1, bias=False)
+        self.bn1 = batch_norm(4)
+        self.relu = nn.ReLU()
+        self.layer1 = nn.Sequential(BasicBlock(4, 4))
+        self.layer2 = nn.Sequential(BasicBlock(4, 8, stride=2))
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = self.relu(self.bn1(self.conv1(x)))
+        x = self.layer2(self.layer1(x))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+def export(model, name, shape):
+    path = os.path.join(HERE, name + ".onnx")
+    model = copy.deepcopy(model)  # tracing in training mode updates the running statistics
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, torch.zeros(2, *shape), path, input_names=["input"],
+                          output_names=["logits"], dynamic_axes={"input": {0: "N"}, "logits": {0: "N"}},
+                          opset_version=13, training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False)
+    print(f"wrote {path} ({os.path.getsize(path)} bytes)")
+    return path
+
+
+def main():
+    torch.manual_seed(0)
+    model = TinyResNet()
+    export(model, "tiny_resnet", (1, 28, 28))
+    x, y = load_split(DATA_DIR, "train", SAMPLES)
+    opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM, weight_decay=0)
+    model.train()
+    losses = []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    path = os.path.join(HERE, "tiny_resnet.losses.json")
+    with open(path, "w") as f:
+        json.dump({"samples": SAMPLES, "lr": LR, "momentum": MOMENTUM, "weight_decay": 0,
+                   "losses": losses}, f, indent=1)
+        f.write("\n")
+    print(f"wrote {path}: {losses}")
+
+
+if __name__ == "__main__":
+    main()

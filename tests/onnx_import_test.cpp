@@ -1,0 +1,388 @@
+// Tests of the ONNX importer: the checked-in torch export of a small residual network with batch
+// normalization against the same network written in JSON, and models built here with the ONNX
+// protobuf classes for each operator's attributes (asymmetric pads, auto_pad, Gemm and MatMul
+// layouts) and each refusal's one-line message, plus files that are not ONNX at all.
+#include "nn/onnx_import.hpp"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nn/load_network.hpp"
+#include "train/onnx_initial_weights.hpp"
+#include "temp_dir_test_base.hpp"
+#include "throws_input_error.hpp"
+
+namespace convgrid {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+const std::filesystem::path kData = std::filesystem::path(__FILE__).parent_path() / "data" / "onnx";
+
+// A model built node by node: graph input "x" of N x dims (0 = symbolic), float initializers of
+// zeros, and the attributes the importer reads.
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(Ints dims) {
+    model_.set_ir_version(7);
+    model_.add_opset_import()->set_version(13);
+    auto* in = graph()->add_input();
+    in->set_name("x");
+    auto* shape = in->mutable_type()->mutable_tensor_type()->mutable_shape();
+    in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    shape->add_dim()->set_dim_param("N");
+    for (int64_t d : dims) {
+      if (d > 0)
+        shape->add_dim()->set_dim_value(d);
+      else
+        shape->add_dim()->set_dim_param("S");
+    }
+  }
+
+  onnx::GraphProto* graph() { return model_.mutable_graph(); }
+
+  onnx::NodeProto& node(const std::string& op, std::vector<std::string> inputs, std::string output,
+                        const std::string& name = "") {
+    auto* n = graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name.empty() ? output : name);
+    for (auto& i : inputs) n->add_input(i);
+    n->add_output(output);
+    return *n;
+  }
+
+  void init(const std::string& name, Ints dims) {
+    auto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t count = 1;
+    for (int64_t d : dims) {
+      t->add_dims(d);
+      count *= d;
+    }
+    for (int64_t i = 0; i < count; ++i) t->add_float_data(0.f);
+  }
+
+  void init_int64(const std::string& name, Ints values) {
+    auto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+  }
+
+  // A Conv node "name" of K filters R x S on C channels, reading `in`, writing `name`.
+  onnx::NodeProto& conv(const std::string& name, const std::string& in, int64_t C, int64_t K,
+                        int64_t R, int64_t S) {
+    init(name + ".w", {K, C, R, S});
+    return node("Conv", {in, name + ".w"}, name);
+  }
+
+  std::string save(const std::string& path, const std::string& output) {
+    graph()->add_output()->set_name(output);
+    std::ofstream f(path, std::ios::binary);
+    model_.SerializeToOstream(&f);
+    return path;
+  }
+
+ private:
+  onnx::ModelProto model_;
+};
+
+void ints(onnx::NodeProto& n, const std::string& name, Ints values) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+void integer(onnx::NodeProto& n, const std::string& name, int64_t value) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void text(onnx::NodeProto& n, const std::string& name, const std::string& value) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
+
+OnnxParams weights(std::string weight, std::string bias = "", bool transposed = false) {
+  OnnxParams p;
+  p.weight = std::move(weight);
+  p.bias = std::move(bias);
+  p.weight_transposed = transposed;
+  return p;
+}
+
+class OnnxImportTest : public test_data::TempDirTest {
+ protected:
+  OnnxImportTest() : TempDirTest("onnx_import_test_") {}
+};
+
+TEST(OnnxImport, TorchResidualNetworkWithBatchNormEqualsItsJson) {
+  const OnnxNetwork imported = import_onnx((kData / "tiny_resnet.onnx").string());
+  EXPECT_EQ(imported.network, load_network((kData / "tiny_resnet.json").string()));
+  EXPECT_EQ(load_network((kData / "tiny_resnet.onnx").string()), imported.network);
+  EXPECT_EQ(imported.params.size(), 6u + 6u + 1u);  // 6 convs, 6 batch norms, the fc
+  EXPECT_EQ(imported.params.at("conv1/Conv"), weights("conv1.weight"));
+  EXPECT_EQ(imported.params.at("fc/Gemm"), weights("fc.weight", "fc.bias"));
+  OnnxParams bn;
+  bn.scale = "layer2.0.downsample.1.weight";
+  bn.shift = "layer2.0.downsample.1.bias";
+  bn.mean = "layer2.0.downsample.1.running_mean";
+  bn.var = "layer2.0.downsample.1.running_var";
+  EXPECT_EQ(imported.params.at("layer2/layer2.0/downsample/downsample.1/BatchNormalization"), bn);
+}
+
+TEST_F(OnnxImportTest, AsymmetricPadsStrideAndDilation) {
+  ModelBuilder b({3, 9, 9});
+  auto& node = b.conv("c", "x", 3, 5, 3, 2);
+  ints(node, "pads", {0, 1, 2, 2});
+  ints(node, "strides", {2, 1});
+  ints(node, "dilations", {1, 2});
+  const Network net = import_onnx(b.save(path("m.onnx"), "c")).network;
+  const Layer& l = net.layers()[0];
+  EXPECT_EQ(l.name, "c");
+  const ConvParams& c = l.conv;
+  EXPECT_EQ(Ints({c.K, c.R, c.S, c.stride_h, c.stride_w, c.dil_h, c.dil_w}),
+            Ints({5, 3, 2, 2, 1, 1, 2}));
+  EXPECT_EQ(Ints({c.pad_top, c.pad_left, c.pad_bottom, c.pad_right}), Ints({0, 1, 2, 2}));
+  EXPECT_FALSE(c.bias);
+  EXPECT_EQ(l.out, (Activation{5, (9 + 2 - 3) / 2 + 1, 9 + 3 - 3 + 1}));
+  EXPECT_EQ(net.layers().size(), 1u);  // not flat: no loss appended
+}
+
+TEST_F(OnnxImportTest, AutoPad) {
+  struct Case {
+    std::string mode;
+    int64_t kernel, stride;
+    Ints pads;  // top, bottom on a 10-row input
+    int64_t out;
+  };
+  for (const Case& k : {Case{"SAME_UPPER", 3, 2, {0, 1}, 5}, Case{"SAME_LOWER", 3, 2, {1, 0}, 5},
+                        Case{"SAME_UPPER", 4, 1, {1, 2}, 10}, Case{"SAME_LOWER", 4, 1, {2, 1}, 10},
+                        Case{"VALID", 3, 2, {0, 0}, 4}}) {
+    ModelBuilder b({2, 10, 10});
+    auto& c = b.conv("c", "x", 2, 4, k.kernel, k.kernel);
+    ints(c, "strides", {k.stride, k.stride});
+    text(c, "auto_pad", k.mode);
+    const Layer l = import_onnx(b.save(path("m.onnx"), "c")).network.layers()[0];
+    EXPECT_EQ(Ints({l.conv.pad_top, l.conv.pad_bottom}), k.pads) << k.mode << " " << k.kernel;
+    EXPECT_EQ(Ints({l.conv.pad_left, l.conv.pad_right}), k.pads) << k.mode << " " << k.kernel;
+    EXPECT_EQ(l.out, (Activation{4, k.out, k.out})) << k.mode << " " << k.kernel;
+  }
+}
+
+// MatMul weights are [F, K] and an Add of a constant after it is its bias; Gemm transB=0 too;
+// Identity, Dropout and a 1x1 pooling of stride 1 disappear; Reshape [0, -1] is a flatten.
+TEST_F(OnnxImportTest, FullyConnectedLayoutsAndRemovedNodes) {
+  ModelBuilder b({2, 4, 4});
+  b.node("Identity", {"x"}, "id");
+  b.conv("c", "id", 2, 3, 1, 1);
+  auto& p = b.node("MaxPool", {"c"}, "p");
+  ints(p, "kernel_shape", {1, 1});
+  b.node("Dropout", {"p"}, "d");
+  b.init_int64("shape", {0, -1});
+  b.node("Reshape", {"d", "shape"}, "flat");
+  b.init("w1", {48, 7});
+  b.node("MatMul", {"flat", "w1"}, "mm");
+  b.init("b1", {7});
+  b.node("Add", {"b1", "mm"}, "fc1");
+  b.init("w2", {7, 5});
+  b.init("b2", {5});
+  auto& g = b.node("Gemm", {"fc1", "w2", "b2"}, "fc2");
+  integer(g, "transB", 0);
+  const OnnxNetwork m = import_onnx(b.save(path("m.onnx"), "fc2"));
+  std::vector<std::string> names;
+  for (const Layer& l : m.network.layers()) names.push_back(l.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"c", "flat", "mm", "fc2", "loss"}));
+  EXPECT_EQ(m.network.layers()[2].conv.K, 7);
+  EXPECT_TRUE(m.network.layers()[2].conv.bias);
+  EXPECT_EQ(m.params.at("mm"), weights("w1", "b1", true));
+  EXPECT_EQ(m.params.at("fc2"), weights("w2", "b2", true));
+}
+
+TEST_F(OnnxImportTest, InputShapeFromTheFlagWhereSymbolic) {
+  ModelBuilder b({3, 0, 0});
+  b.conv("c", "x", 3, 4, 3, 3);
+  const std::string file = b.save(path("m.onnx"), "c");
+  EXPECT_TRUE(throws_input_error([&] { import_onnx(file); },
+                                 {file, "input 'x' has the shape 3x?x?", "--input-shape"}));
+  EXPECT_EQ(load_network(file, Activation{3, 32, 16}).input(), (Activation{3, 32, 16}));
+  EXPECT_TRUE(throws_input_error(
+      [&] {
+        load_network(file, Activation{1, 32, 32});
+      },
+      {"--input-shape 1x32x32 contradicts input 'x' of shape 3x?x?"}));
+  EXPECT_TRUE(throws_input_error(
+      [&] {
+        load_network("resnet50", Activation{3, 32, 32});
+      },
+      {"--input-shape 3x32x32 applies to .onnx networks"}));
+  EXPECT_EQ(parse_input_shape("3x224x224"), (Activation{3, 224, 224}));
+  for (const char* bad : {"3x224", "3x224x224x1", "0x2x2", "ax2x2", "3x2x2 "}) {
+    EXPECT_TRUE(throws_input_error([&] { parse_input_shape(bad); }, {bad, "CxHxW"})) << bad;
+  }
+}
+
+// Each refusal is one line naming the file, the node (or <op> #index) and what is missing.
+TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
+  struct Case {
+    std::string label;
+    std::function<std::string(ModelBuilder&)> build;  // adds nodes after "x"; returns the output
+    std::vector<std::string> parts;
+  };
+  const std::vector<Case> cases = {
+      {"group",
+       [](ModelBuilder& b) {
+         integer(b.conv("Conv_12", "x", 2, 4, 3, 3), "group", 2);
+         return "Conv_12";
+       },
+       {"node 'Conv_12' (Conv): group=2 is not supported yet"}},
+      {"concat",
+       [](ModelBuilder& b) {
+         b.node("Concat", {"x", "x"}, "cat");
+         return "cat";
+       },
+       {"node 'cat' (Concat): Concat (concatenation along channels) is not supported yet"}},
+      {"unnamed clip",
+       [](ModelBuilder& b) {
+         b.node("Relu", {"x"}, "r");
+         b.node("Clip", {"r"}, "c", " ").set_name("");
+         return "c";
+       },
+       {"node 'Clip #1' (Clip): Clip (ReLU6) is not supported yet"}},
+      {"other op",
+       [](ModelBuilder& b) {
+         b.node("Sigmoid", {"x"}, "s");
+         return "s";
+       },
+       {"node 's' (Sigmoid): the operator Sigmoid is not supported"}},
+      {"add read twice",
+       [](ModelBuilder& b) {
+         b.node("Relu", {"x"}, "r");
+         b.node("Relu", {"r"}, "r2");
+         b.node("Add", {"r2", "r"}, "sum");
+         b.node("Relu", {"sum"}, "a");
+         b.node("Relu", {"sum"}, "b2");
+         b.node("Add", {"a", "b2"}, "out");
+         b.node("Relu", {"out"}, "end");
+         return "end";
+       },
+       {"node 'sum' (Add): its output 'sum' is read 2 times", "exactly one layer"}},
+      {"avg pool excluding pads",
+       [](ModelBuilder& b) {
+         auto& p = b.node("AveragePool", {"x"}, "ap");
+         ints(p, "kernel_shape", {3, 3});
+         ints(p, "pads", {1, 1, 1, 1});
+         return "ap";
+       },
+       {"node 'ap' (AveragePool): count_include_pad=0 with pads 1x1 is not supported"}},
+      {"ceil mode",
+       [](ModelBuilder& b) {
+         auto& p = b.node("MaxPool", {"x"}, "mp");
+         ints(p, "kernel_shape", {2, 2});
+         ints(p, "strides", {2, 2});
+         integer(p, "ceil_mode", 1);
+         return "mp";
+       },
+       {"node 'mp' (MaxPool): ceil_mode=1 on input 2x7x7"}},
+      {"asymmetric pool pads",
+       [](ModelBuilder& b) {
+         auto& p = b.node("MaxPool", {"x"}, "mp");
+         ints(p, "kernel_shape", {3, 3});
+         ints(p, "pads", {0, 0, 1, 1});
+         return "mp";
+       },
+       {"node 'mp' (MaxPool): pads=[0,0,1,1] are asymmetric"}},
+      {"reshape 3-D",
+       [](ModelBuilder& b) {
+         b.init_int64("s", {0, 2, -1});
+         b.node("Reshape", {"x", "s"}, "rs");
+         return "rs";
+       },
+       {"node 'rs' (Reshape): shape [0,2,-1] is not supported"}},
+      {"weights not constant",
+       [](ModelBuilder& b) {
+         b.node("Relu", {"x"}, "r");
+         b.node("Conv", {"x", "r"}, "cv");
+         return "cv";
+       },
+       {"node 'cv' (Conv): its weight 'r' is not a constant"}},
+      {"second reader of the input",
+       [](ModelBuilder& b) {
+         b.node("Relu", {"x"}, "r");
+         b.node("Relu", {"x"}, "r2");
+         return "r2";
+       },
+       {"node 'r2' (Relu): it reads the graph input 'x'"}},
+      {"zero stride",
+       [](ModelBuilder& b) {
+         ints(b.conv("cv", "x", 2, 4, 3, 3), "strides", {0, 1});
+         return "cv";
+       },
+       {"node 'cv' (Conv): strides=[0,1] and dilations=[1,1] must be at least 1"}},
+      {"shape mismatch",
+       [](ModelBuilder& b) {
+         b.conv("cv", "x", 3, 4, 3, 3);
+         return "cv";
+       },
+       {"node 'cv' (Conv): weight 'cv.w' is [4,3,3,3] but the input has C=2"}},
+  };
+  for (const Case& c : cases) {
+    ModelBuilder b({2, 7, 7});
+    const std::string file = b.save(path(c.label + ".onnx"), c.build(b));
+    std::vector<std::string> parts = c.parts;
+    parts.push_back(file);
+    EXPECT_TRUE(throws_input_error([&] { load_network(file); }, parts)) << c.label;
+  }
+}
+
+// A batch norm's epsilon plans (planning does not use it) but does not train (googlenet's 1e-3).
+TEST_F(OnnxImportTest, BatchNormConstantsMatterToTrainingOnly) {
+  ModelBuilder b({2, 4, 4});
+  for (const char* t : {"s", "b", "m", "v"}) b.init(t, {2});
+  auto& bn = b.node("BatchNormalization", {"x", "s", "b", "m", "v"}, "bn");
+  auto* eps = bn.add_attribute();
+  eps->set_name("epsilon");
+  eps->set_type(onnx::AttributeProto::FLOAT);
+  eps->set_f(1e-3f);
+  const std::string file = b.save(path("m.onnx"), "bn");
+  EXPECT_EQ(import_onnx(file).params.at("bn").epsilon, 1e-3f);
+  EXPECT_TRUE(throws_input_error([&] { onnx_initial_tensors(file); },
+                                 {file, "layer 'bn' (BatchNormalization): epsilon=0.001 is not "
+                                        "supported for training"}));
+}
+
+TEST_F(OnnxImportTest, FilesThatAreNotOnnx) {
+  std::ifstream in(kData / "tiny_resnet.onnx", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 1000u);
+  const auto write = [&](const std::string& name, const std::string& content) {
+    std::ofstream(path(name), std::ios::binary) << content;
+    return path(name);
+  };
+  for (size_t cut : {size_t{1}, size_t{100}, bytes.size() / 2, bytes.size() - 3}) {
+    const std::string file = write("cut.onnx", bytes.substr(0, cut));
+    EXPECT_TRUE(throws_input_error([&] { load_network(file); }, {file})) << cut;
+  }
+  const std::string garbage = write("garbage.onnx", std::string(300, '\xff'));
+  EXPECT_TRUE(throws_input_error([&] { load_network(garbage); }, {garbage, "not an ONNX model"}));
+  const std::string empty = write("empty.onnx", "");
+  EXPECT_TRUE(throws_input_error([&] { load_network(empty); }, {empty, "no graph nodes"}));
+  EXPECT_TRUE(throws_input_error([&] { load_network(path("absent.onnx")); },
+                                 {"absent.onnx", "cannot open"}));
+}
+
+}  // namespace
+}  // namespace convgrid
