@@ -13,7 +13,7 @@
 #include "comm/communicator.hpp"
 #include "convgrid/conv_shape.hpp"
 #include "convgrid/local_conv.hpp"
-#include "layout/grid_dims.hpp"
+#include "convgrid/grid_dims.hpp"
 
 namespace convgrid::cli {
 

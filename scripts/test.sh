@@ -4,7 +4,9 @@
 # depend on oneDNN's layouts once more with oneDNN held to AVX2 (so an AVX-512 machine checks the
 # AVX2 path too); builds the unit tests with -fsanitize=address,undefined and runs them once more;
 # builds the MPI test programs against SimGrid's SMPI and runs them on a simulated cluster;
-# builds the parsers' libFuzzer harnesses with clang and fuzzes each for 10 s (scripts/fuzz.sh).
+# installs the Release build and builds and runs examples/plan_and_run against the installed
+# package (scripts/example_install.sh); builds the parsers' libFuzzer harnesses with clang and
+# fuzzes each for 10 s (scripts/fuzz.sh).
 # Every stage runs even when an earlier one failed; the script lists the failed stages at the end
 # and exits non-zero if there was any.
 set -uo pipefail
@@ -28,6 +30,7 @@ ctest_all() { ctest --test-dir build --output-on-failure --timeout 900; }
 # ONEDNN_MAX_CPU_ISA caps the instruction set oneDNN dispatches to (oneDNN 2.6 reads it at load);
 # the memory-labelled tests compare oneDNN's buffers with the model, never with a constant.
 ctest_memory_avx2() { ONEDNN_MAX_CPU_ISA=AVX2 ctest --test-dir build -L memory --output-on-failure --timeout 900; }
+example_installed() { bash scripts/example_install.sh build; }
 build_sanitize() {
   # -O1: quicker to build, and the sanitizers still see everything.
   CONVGRID_BUILD_DIR=build-sanitize \
@@ -45,6 +48,7 @@ ctest_smpi() { ctest --test-dir build-smpi -L '^smpi$' --output-on-failure --tim
 stage "build (Release)" build_release
 stage "ctest" ctest_all
 stage "memory-sensitive tests with oneDNN held to AVX2" ctest_memory_avx2
+stage "install, then build and run examples/plan_and_run against the installed package" example_installed
 stage "unit tests: build with address and undefined-behaviour sanitizers" build_sanitize
 stage "unit tests under address and undefined-behaviour sanitizers" ctest_sanitize
 stage "fuzz every parser for 10 s (libFuzzer, address and undefined-behaviour sanitizers)" fuzz_parsers

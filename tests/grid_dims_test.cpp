@@ -1,6 +1,6 @@
 // Tests of GridDims: parsing, the row-major rank order against nested loops, the nhw-fibre index,
 // all_grids(P) against a brute-force enumeration, and the validation errors.
-#include "layout/grid_dims.hpp"
+#include "convgrid/grid_dims.hpp"
 
 #include <gtest/gtest.h>
 

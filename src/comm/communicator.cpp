@@ -22,10 +22,12 @@ Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
   }
 }
 
-Communicator Communicator::world() {
-  MPI_Comm comm = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup(MPI_COMM_WORLD)");
-  return Communicator(comm);
+Communicator Communicator::world() { return duplicate(MPI_COMM_WORLD); }
+
+Communicator Communicator::duplicate(MPI_Comm comm) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  return Communicator(dup);
 }
 
 Communicator::Communicator(Communicator&& other) noexcept
@@ -63,10 +65,6 @@ Communicator Communicator::split(int color, int key) const {
   return Communicator(comm);
 }
 
-Communicator Communicator::dup() const {
-  MPI_Comm comm = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_dup(comm_, &comm), "MPI_Comm_dup");
-  return Communicator(comm);
-}
+Communicator Communicator::dup() const { return duplicate(comm_); }
 
 }  // namespace convgrid

@@ -15,6 +15,9 @@ class Communicator {
  public:
   // A duplicate of MPI_COMM_WORLD (collective over the whole job). MPI must be initialised.
   static Communicator world();
+  // A duplicate of a communicator the caller owns and keeps (collective over it): how a user's
+  // MPI_Comm enters the library (convgrid/distributed_conv.hpp).
+  static Communicator duplicate(MPI_Comm comm);
 
   Communicator(Communicator&& other) noexcept;
   Communicator& operator=(Communicator&& other) noexcept;

@@ -17,7 +17,7 @@
 #pragma once
 
 #include "comm/communicator.hpp"
-#include "layout/grid_dims.hpp"
+#include "convgrid/grid_dims.hpp"
 
 namespace convgrid {
 

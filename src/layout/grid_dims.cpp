@@ -1,5 +1,5 @@
 // Parsing, validation and enumeration of processor-grid extents.
-#include "layout/grid_dims.hpp"
+#include "convgrid/grid_dims.hpp"
 
 #include <charconv>
 

@@ -21,7 +21,7 @@
 
 #include "convgrid/conv_shape.hpp"
 #include "layout/box.hpp"
-#include "layout/grid_dims.hpp"
+#include "convgrid/grid_dims.hpp"
 #include "layout/read_pixels.hpp"
 
 namespace convgrid {

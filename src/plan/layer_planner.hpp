@@ -15,7 +15,7 @@
 
 #include "convgrid/conv_shape.hpp"
 #include "convgrid/local_conv.hpp"
-#include "layout/grid_dims.hpp"
+#include "convgrid/grid_dims.hpp"
 #include "memory/byte_sizes.hpp"  // the limits and figures planners report
 #include "model/machine_profile.hpp"
 #include "model/volume_stats.hpp"

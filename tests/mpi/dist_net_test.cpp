@@ -18,7 +18,7 @@
 #include "convgrid/error.hpp"
 #include "grid/process_grid.hpp"
 #include "io/seeded_tensor.hpp"
-#include "layout/grid_dims.hpp"
+#include "convgrid/grid_dims.hpp"
 #include "plan/network_planner.hpp"
 #include "train/dist_net.hpp"
 #include "small_network.hpp"

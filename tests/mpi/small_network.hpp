@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "layout/grid_dims.hpp"
+#include "convgrid/grid_dims.hpp"
 #include "nn/network.hpp"
 #include "plan/layer_planner.hpp"
 

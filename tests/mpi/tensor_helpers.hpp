@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "layout/grid_dims.hpp"
+#include "convgrid/grid_dims.hpp"
 #include "layout/pack.hpp"
 
 namespace convgrid::test_data {
