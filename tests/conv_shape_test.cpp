@@ -98,6 +98,24 @@ TEST(ConvShapeOutput, HandComputedCounts) {
   EXPECT_EQ(s.flops(), 2.0 * 3456);
 }
 
+TEST(ConvShapeOutput, GroupedCountsUseTheChannelsOfOneGroup) {
+  const ConvShape s = ConvShape::parse("N=2,C=6,H=7,W=8,K=4,R=3,S=3,stride=2,pad=1,groups=2");
+  EXPECT_EQ(s.groups, 2);
+  EXPECT_EQ(s.Cg(), 3);
+  EXPECT_EQ(s.Kg(), 2);
+  EXPECT_EQ(s.input_elems(), 2 * 6 * 7 * 8);
+  EXPECT_EQ(s.weight_elems(), 4 * 3 * 3 * 3);  // K x C/G x R x S
+  EXPECT_EQ(s.output_elems(), 2 * 4 * 4 * 4);
+  EXPECT_EQ(s.macs(), 2 * 4 * 3 * 4 * 4 * 3 * 3);
+  const ConvShape dw = ConvShape::parse("N=1,C=5,H=4,W=4,K=5,R=3,S=3,pad=1,groups=5");
+  EXPECT_EQ(dw.weight_elems(), 5 * 9);
+  EXPECT_EQ(dw.macs(), 5 * 16 * 9);
+  EXPECT_EQ(dw.to_string(), "N=1,C=5,H=4,W=4,K=5,R=3,S=3,pad=1,groups=5");
+  EXPECT_EQ(ConvShape::parse(dw.to_string()), dw);
+  EXPECT_EQ(ConvShape::parse("N=1,C=5,H=4,W=4,K=5,R=3,S=3,groups=1").to_string(),
+            "N=1,C=5,H=4,W=4,K=5,R=3,S=3");
+}
+
 // Each bad string with the parts its message must contain (the key and the value).
 struct BadCase {
   std::string text;
@@ -143,6 +161,10 @@ TEST(ConvShapeParse, RejectsBadValues) {
       {b + ",stride=x2", {"stride=x2"}},
       {b + ",stride=2x1x1", {"stride=2x1x1"}},
       {b + ",pad=x", {"pad=x"}},
+      {b + ",groups=0", {"groups=0"}},
+      {b + ",groups=x", {"groups=x"}},
+      {"N=1,C=4,H=5,W=5,K=6,R=3,S=3,groups=4", {"groups=4", "C=4", "K=6"}},
+      {"N=1,C=6,H=5,W=5,K=4,R=3,S=3,groups=3", {"groups=3", "C=6", "K=4"}},
   });
 }
 

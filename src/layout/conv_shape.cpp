@@ -106,9 +106,12 @@ ConvShape ConvShape::parse(std::string_view text) {
       pad_end_given = true;
     } else if (key == "dilation") {
       std::tie(s.dil_h, s.dil_w) = parse_pair(key, value);
+    } else if (key == "groups") {
+      s.groups = parse_int(key, value, value);
     } else {
       throw InputError(fmt::format(
-          "shape: unknown key '{}' in {}={} (known: N,C,H,W,K,R,S,stride,pad,pad_end,dilation)",
+          "shape: unknown key '{}' in {}={} (known: N,C,H,W,K,R,S,stride,pad,pad_end,dilation,"
+          "groups)",
           key, key, value));
     }
   }
@@ -124,7 +127,8 @@ void ConvShape::validate() const {
   const std::pair<const char*, int64_t> positive[] = {
       {"N", N},          {"C", C},          {"H", H},           {"W", W},
       {"K", K},          {"R", R},          {"S", S},           {"stride(h)", stride_h},
-      {"stride(w)", stride_w}, {"dilation(h)", dil_h}, {"dilation(w)", dil_w}};
+      {"stride(w)", stride_w}, {"dilation(h)", dil_h}, {"dilation(w)", dil_w},
+      {"groups", groups}};
   for (auto [key, v] : positive) {
     if (v < 1 || v > kMaxExtent) {
       throw InputError(fmt::format("shape: {}={} must be in [1, 2^40]", key, v));
@@ -137,6 +141,9 @@ void ConvShape::validate() const {
     if (v < 0 || v > kMaxExtent) {
       throw InputError(fmt::format("shape: {}={} must be in [0, 2^40]", key, v));
     }
+  }
+  if (C % groups != 0 || K % groups != 0) {
+    throw InputError(fmt::format("shape: groups={} must divide both C={} and K={}", groups, C, K));
   }
   int64_t span_h = 0, span_w = 0;  // the dilated filter extents
   try {
@@ -167,7 +174,7 @@ void ConvShape::validate() const {
     checked_product({N, C, H, W, 4}, "input bytes (N*C*H*W*4)");
     checked_product({K, C, R, S, 4}, "weight bytes (K*C*R*S*4)");
     checked_product({N, K, Ho(), Wo(), 4}, "output bytes (N*K*Ho*Wo*4)");
-    checked_product({N, K, C, Ho(), Wo(), R, S, 2}, "flops (2*N*K*C*Ho*Wo*R*S)");
+    checked_product({N, K, C, Ho(), Wo(), R, S, 2}, "flops (2*N*K*C*Ho*Wo*R*S)");  // >= grouped
   } catch (const InputError& e) {
     overflowed(*this, e);
   }
@@ -182,6 +189,7 @@ std::string ConvShape::to_string() const {
   if (pad_top != 0 || pad_left != 0) s += ",pad=" + pair(pad_top, pad_left);
   if (pad_bottom != pad_top || pad_right != pad_left) s += ",pad_end=" + pair(pad_bottom, pad_right);
   if (dil_h != 1 || dil_w != 1) s += ",dilation=" + pair(dil_h, dil_w);
+  if (groups != 1) s += fmt::format(",groups={}", groups);
   return s;
 }
 
