@@ -1,8 +1,8 @@
 // Operands and results of one layer's three local passes, for the tests of the local
 // convolution engine (kernel_test.cpp: the reference and the oneDNN sweep; local_conv_test.cpp:
 // the engine's contracts): seeded random operands, the reference's results, the results of the
-// plain-layout calls and of the resident API, and the comparisons (close to the reference, or
-// identical bits).
+// plain-layout calls and of the resident API, channel slices copied out and in, and the
+// comparisons (close to the reference, or identical bits).
 #pragma once
 
 #include <algorithm>
@@ -43,6 +43,28 @@ inline testing::AssertionResult close(const Vec& got, const Vec& want) {
     }
   }
   return testing::AssertionSuccess();
+}
+
+// Channels [c0, c0 + count) of the n consecutive (C, plane) arrays at `a` (the samples of an
+// NCHW activation, the filters of KCRS weights with C x R x S as the plane, the entries of a
+// bias with n = 1 and plane 1), copied out as a dense (n, count, plane) array.
+inline Vec channels(const float* a, int64_t n, int64_t C, int64_t plane, int64_t c0,
+                    int64_t count) {
+  Vec part;
+  for (int64_t i = 0; i < n; ++i) {
+    const float* from = a + (i * C + c0) * plane;
+    part.insert(part.end(), from, from + count * plane);
+  }
+  return part;
+}
+
+// The converse: a dense (n, count, plane) array copied into channels [c0, c0 + count) of the
+// n consecutive (C, plane) arrays of `a`, count = part.size() / (n * plane).
+inline void put_channels(const Vec& part, int64_t n, int64_t C, int64_t plane, int64_t c0, Vec& a) {
+  const int64_t count = static_cast<int64_t>(part.size()) / (n * plane);
+  for (int64_t i = 0; i < n; ++i) {
+    std::copy_n(part.begin() + i * count * plane, count * plane, a.begin() + (i * C + c0) * plane);
+  }
 }
 
 // The operands of one layer's three passes, random from a seed.

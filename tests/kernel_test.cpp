@@ -1,8 +1,9 @@
 // Tests of the local convolution engine (LocalConv): the loop-nest reference against
-// hand-computed values and the adjoint identities of the three passes; the oneDNN backend
-// against the reference over a seeded sample of shapes (filters, strides, padding, dilation,
-// image sizes, channels, batch); names, kernel threads and the fixed-order fully connected
-// kernel. The engine's contracts are in local_conv_test.cpp.
+// hand-computed values and the adjoint identities of the three passes, and with groups against
+// the ungrouped reference run per group; the oneDNN backend against the reference over a seeded
+// sample of shapes (filters, strides, padding, dilation, image sizes, channels, batch); names,
+// kernel threads and the fixed-order fully connected kernel. The engine's contracts are in
+// local_conv_test.cpp.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -70,6 +71,68 @@ TEST(Reference, ThreePassesMatchHandComputedDilatedCase) {
   EXPECT_EQ(din, (Vec{10, 11, 11, 1, 1}));
   EXPECT_EQ(dker, (Vec{6, 14}));
   EXPECT_EQ(dbias, (Vec{4}));
+}
+
+// Depthwise (C = K = groups = 2), each channel its own 1x2 filter over a 1x3 image:
+// in ch0 = (1, 2, 3), ch1 = (4, 5, 6); Ker[0] = (1, 2), Ker[1] = (3, -1); bias (0.5, -1);
+// dOut ch0 = (1, 2), ch1 = (-1, 1).
+//   out ch0 = (1*1 + 2*2, 2*1 + 3*2) + 0.5 = (5.5, 8.5); ch1 = (4*3 - 5, 5*3 - 6) - 1 = (6, 8)
+//   dIn ch0 = (1*1, 1*2 + 2*1, 2*2) = (1, 4, 4); ch1 = (-1*3, -1*-1 + 1*3, 1*-1) = (-3, 4, -1)
+//   dKer[0] = (1*1 + 2*2, 1*2 + 2*3) = (5, 8); dKer[1] = (-4 + 5, -5 + 6) = (1, 1)
+//   dBias = (1 + 2, -1 + 1) = (3, 0)
+// (An ungrouped layer would mix the channels: out ch0 would also read ch1.)
+TEST(Reference, ThreePassesMatchHandComputedDepthwiseCase) {
+  const ConvShape g = tiny("N=1,C=2,H=1,W=3,K=2,R=1,S=2,groups=2");
+  const Vec in = {1, 2, 3, 4, 5, 6}, ker = {1, 2, 3, -1}, bias = {0.5f, -1}, dout = {1, 2, -1, 1};
+  Vec out(4), din(6), dker(4), dbias(2);
+  reference::forward(g, in.data(), ker.data(), bias.data(), out.data());
+  reference::backward_data(g, dout.data(), ker.data(), din.data());
+  reference::backward_weights(g, dout.data(), in.data(), dker.data(), dbias.data());
+  EXPECT_EQ(out, (Vec{5.5f, 8.5f, 6, 8}));
+  EXPECT_EQ(din, (Vec{1, 4, 4, -3, 4, -1}));
+  EXPECT_EQ(dker, (Vec{5, 8, 1, 1}));
+  EXPECT_EQ(dbias, (Vec{3, 0}));
+}
+
+// The grouped reference as an independent oracle computes it: the ungrouped reference once per
+// group, on that group's slices of every operand (input channels, filters, bias, output-gradient
+// channels) copied out, its results copied into the group's slices.
+Results per_group_results(const ConvShape& g, const Operands& op) {
+  ConvShape one = g;
+  one.C = g.Cg();
+  one.K = g.Kg();
+  one.groups = 1;
+  const int64_t in_plane = g.H * g.W, out_plane = g.Ho() * g.Wo(), filter = one.C * g.R * g.S;
+  Results r = empty_results(g, !op.bias.empty());
+  for (int64_t group = 0; group < g.groups; ++group) {
+    const int64_t c0 = group * one.C, k0 = group * one.K;
+    Operands part;
+    part.in = channels(op.in.data(), g.N, g.C, in_plane, c0, one.C);
+    part.ker = channels(op.ker.data(), 1, g.K, filter, k0, one.K);
+    if (!op.bias.empty()) part.bias = channels(op.bias.data(), 1, g.K, 1, k0, one.K);
+    part.dout = channels(op.dout.data(), g.N, g.K, out_plane, k0, one.K);
+    const Results res = reference_results(one, part);
+    put_channels(res.out, g.N, g.K, out_plane, k0, r.out);
+    put_channels(res.din, g.N, g.C, in_plane, c0, r.din);
+    put_channels(res.dker, 1, g.K, filter, k0, r.dker);
+    put_channels(res.dbias, 1, g.K, 1, k0, r.dbias);
+  }
+  return r;
+}
+
+TEST(Reference, GroupedPassesAreTheUngroupedOnesPerGroup) {
+  const char* const shapes[] = {
+      "N=2,C=6,H=5,W=7,K=4,R=3,S=2,stride=2x1,pad=1,pad_end=0x1,dilation=1x2,groups=2",
+      "N=1,C=8,H=4,W=5,K=16,R=3,S=3,pad=1,groups=4",
+      "N=2,C=3,H=5,W=4,K=3,R=3,S=3,stride=2,pad=1,groups=3"};
+  uint32_t seed = 40;
+  for (const char* text : shapes) {
+    for (bool with_bias : {false, true}) {
+      const ConvShape g = tiny(text);
+      const Operands op = random_operands(g, with_bias, seed += 10);
+      expect_identical(reference_results(g, op), per_group_results(g, op));
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

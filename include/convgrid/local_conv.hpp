@@ -7,12 +7,19 @@
 // with y = h*sh + r*dh - pad_top, x = w*sw + s*dw - pad_left; out-of-range y,x read 0.
 // Activations NCHW, weights KCRS, float32. Every call overwrites its output.
 //
+// With groups (shape.groups = G > 1, Cg = C/G, Kg = K/G), filter k belongs to group
+// g = k / Kg and sees only that group's channels c in [g*Cg, (g+1)*Cg): the sums over c above
+// run over those channels, the sum over k over the filters [g*Kg, (g+1)*Kg) of c's group
+// g = c / Cg, and Ker[k,c,r,s] reads Ker[k, c - g*Cg, r, s] of the K x Cg x R x S weights
+// (dKer likewise). G = 1 is the formula as written; G = C = K the depthwise convolution.
+//
 // Two backends: oneDNN (the fast one) and a plain loop nest (the test oracle and fallback).
 //
 // Two ways to call it:
 //  - plain-layout calls (forward, backward_data, backward_weights) take and return NCHW / KCRS
-//    arrays; with oneDNN they reorder into and out of its preferred (often blocked) layouts
-//    on every call, except for tensors whose preferred layout is the plain one;
+//    arrays (weights K x Cg x R x S); with oneDNN they reorder into and out of its preferred
+//    (often blocked) layouts on every call, except for tensors whose preferred layout is the
+//    plain one;
 //  - the resident API (prepare, load, run, store) keeps every tensor in the engine between
 //    calls, in the layout each pass prefers, so that run() is the bare primitive: no reorder,
 //    no allocation. A layer loads its input once for forward and backward-weights, its
@@ -57,9 +64,10 @@ int kernel_threads();
 
 // The caller's plain arrays of the tensors the passes read, when they are not dense: the
 // distance in floats between consecutive entries of dimension 0 (samples of input and
-// grad_output, filters of weights), 0 for dense. A panel of channels read where it lies inside
-// a larger block, say. oneDNN reorders such views into its layouts as it does dense arrays; the
-// reference backend takes dense arrays only.
+// grad_output, filters of weights, also with groups: rows of the K x Cg x R x S array), 0 for
+// dense. A panel of channels read where it lies inside a larger block, say. oneDNN reorders
+// such views into its layouts as it does dense arrays; the reference backend takes dense
+// arrays only.
 struct PlainStrides {
   int64_t input = 0, grad_output = 0, weights = 0;
   int64_t of(Tensor t) const {
