@@ -1,9 +1,9 @@
 // Tests of the local convolution engine (LocalConv): the loop-nest reference against
 // hand-computed values and the adjoint identities of the three passes, and with groups against
 // the ungrouped reference run per group; the oneDNN backend against the reference over a seeded
-// sample of shapes (filters, strides, padding, dilation, image sizes, channels, batch); names,
-// kernel threads and the fixed-order fully connected kernel. The engine's contracts are in
-// local_conv_test.cpp.
+// sample of shapes (filters, strides, padding, dilation, image sizes, channels, batch) and a
+// list of grouped and depthwise ones; names, kernel threads and the fixed-order fully connected
+// kernel. The engine's contracts are in local_conv_test.cpp.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -248,6 +248,36 @@ TEST_P(Sweep, OneDnnMatchesReferenceAndReferenceIsSelfAdjoint) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernel, Sweep, testing::ValuesIn(sweep_cases()), case_name);
+
+// Grouped shapes, each with and without bias: depthwise (G = C = K) with a 3x3 filter and pad 1,
+// stride 2, dilation 2, asymmetric padding, a channel multiplier (K = 2C); G = 2 and 4 with
+// several channels per group, K != C, a 1x1 filter and a fully connected layer. Channel counts
+// that oneDNN blocks (16, 24, 32, 64) and odd ones (3, 5, 15) that it keeps plain.
+std::vector<SweepCase> grouped_cases() {
+  const char* const shapes[] = {
+      "N=2,C=32,H=15,W=15,K=32,R=3,S=3,pad=1,groups=32",
+      "N=2,C=24,H=16,W=15,K=24,R=3,S=3,stride=2,pad=1,groups=24",
+      "N=1,C=16,H=15,W=16,K=16,R=3,S=3,pad=2,dilation=2,groups=16",
+      "N=2,C=3,H=7,W=9,K=3,R=3,S=3,pad=1x0,pad_end=0x2,groups=3",
+      "N=3,C=5,H=8,W=7,K=5,R=5,S=5,stride=2x1,pad=2,pad_end=1x2,groups=5",
+      "N=2,C=8,H=9,W=8,K=16,R=3,S=3,pad=1,groups=8",
+      "N=2,C=6,H=9,W=9,K=10,R=3,S=3,pad=1,groups=2",
+      "N=2,C=32,H=8,W=8,K=32,R=3,S=3,pad=1,groups=2",
+      "N=2,C=8,H=9,W=7,K=16,R=3,S=3,stride=2,pad=1,groups=4",
+      "N=3,C=64,H=7,W=7,K=32,R=1,S=1,groups=4",
+      "N=2,C=15,H=7,W=6,K=15,R=2,S=3,stride=2,dilation=2x1,groups=5",
+      "N=6,C=24,H=1,W=1,K=12,R=1,S=1,groups=3"};
+  std::vector<SweepCase> cases;
+  for (const char* text : shapes) {
+    for (bool with_bias : {false, true}) {
+      const auto index = static_cast<uint32_t>(cases.size());
+      cases.push_back({ConvShape::parse(text), with_bias, 500'000 + 1000 * index});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Grouped, Sweep, testing::ValuesIn(grouped_cases()), case_name);
 
 // Every listed value of every axis is in the sample, in several combinations.
 TEST(SweepSample, CoversEveryValueOfEveryAxisAtLeastThreeTimes) {

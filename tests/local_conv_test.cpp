@@ -1,6 +1,7 @@
 // Tests of the local convolution engine's contracts (LocalConv): bias, repeatable results, reordered
 // operands reused until they change, no allocation in steady state, the memory it keeps (as
-// engine_bytes says), strided panels, the resident API, the reference backend, input errors.
+// engine_bytes says), strided panels, the resident API, the reference backend, input errors;
+// grouped and depthwise layers among the shapes.
 // The reference and the oneDNN sweep against it are in kernel_test.cpp.
 #include <algorithm>
 #include <cstdint>
@@ -23,6 +24,12 @@ using namespace conv_test;
 const ConvShape kLayer = ConvShape::parse("N=2,C=16,H=15,W=16,K=32,R=3,S=3,pad=1");
 const ConvShape kStridedLayer =
     ConvShape::parse("N=3,C=3,H=16,W=15,K=16,R=5,S=3,stride=2,pad=2x1,pad_end=1x2");
+// Grouped layers: depthwise over 16 channels (blocked layouts), and 3 groups of 4 input and 2
+// output channels, strided and asymmetrically padded (plain layouts).
+const ConvShape kDepthwiseLayer =
+    ConvShape::parse("N=2,C=16,H=15,W=16,K=16,R=3,S=3,pad=1,groups=16");
+const ConvShape kGroupedLayer =
+    ConvShape::parse("N=3,C=12,H=9,W=8,K=6,R=3,S=3,stride=2,pad=1x0,pad_end=0x1,groups=3");
 
 
 TEST(LocalConv, BiasAndBiasGradientMatchReference) {
@@ -53,34 +60,38 @@ TEST(LocalConv, RepeatedCallsGiveIdenticalResults) {
 
 // With reuse on, a step's passes give what they give without it; an operand changed in place is
 // read afresh only after inputs_changed() (the caller's promise), and reuse off reads it always.
-// kLayer's input and output gradient are blocked (16 and 32 channels), so both are reordered.
+// The input and output gradient of kLayer (16 and 32 channels) and of kDepthwiseLayer (16) are
+// blocked, so both are reordered.
 TEST(LocalConv, ReusedReordersGiveThePlainResultsUntilInputsChange) {
-  const Operands op = random_operands(kLayer, true, 19);
-  const Operands other = random_operands(kLayer, true, 20);
-  LocalConv fresh(kLayer, true);
-  const Results want = plain_results(fresh, op);
-  const Results want_other = plain_results(fresh, other);
-  LocalConv conv(kLayer, true);
-  conv.reuse_reordered_inputs(true);
-  Operands work = op;  // arrays whose contents change in place below
-  expect_identical(plain_results(conv, work), want);
+  for (const ConvShape& g : {kLayer, kDepthwiseLayer}) {
+    SCOPED_TRACE(g.to_string());
+    const Operands op = random_operands(g, true, 19);
+    const Operands other = random_operands(g, true, 20);
+    LocalConv fresh(g, true);
+    const Results want = plain_results(fresh, op);
+    const Results want_other = plain_results(fresh, other);
+    LocalConv conv(g, true);
+    conv.reuse_reordered_inputs(true);
+    Operands work = op;  // arrays whose contents change in place below
+    expect_identical(plain_results(conv, work), want);
 
-  const auto overwrite = [&work](const Operands& with) {
-    std::copy(with.in.begin(), with.in.end(), work.in.begin());
-    std::copy(with.dout.begin(), with.dout.end(), work.dout.begin());
-    std::copy(with.ker.begin(), with.ker.end(), work.ker.begin());
-    std::copy(with.bias.begin(), with.bias.end(), work.bias.begin());
-  };
-  overwrite(other);
-  Results stale = empty_results(kLayer, true);
-  conv.backward_weights(work.dout.data(), work.in.data(), stale.dker.data(), nullptr);
-  EXPECT_EQ(stale.dker, want.dker) << "reordered again without inputs_changed()";
-  conv.inputs_changed();
-  expect_identical(plain_results(conv, work), want_other);
+    const auto overwrite = [&work](const Operands& with) {
+      std::copy(with.in.begin(), with.in.end(), work.in.begin());
+      std::copy(with.dout.begin(), with.dout.end(), work.dout.begin());
+      std::copy(with.ker.begin(), with.ker.end(), work.ker.begin());
+      std::copy(with.bias.begin(), with.bias.end(), work.bias.begin());
+    };
+    overwrite(other);
+    Results stale = empty_results(g, true);
+    conv.backward_weights(work.dout.data(), work.in.data(), stale.dker.data(), nullptr);
+    EXPECT_EQ(stale.dker, want.dker) << "reordered again without inputs_changed()";
+    conv.inputs_changed();
+    expect_identical(plain_results(conv, work), want_other);
 
-  conv.reuse_reordered_inputs(false);
-  overwrite(op);
-  expect_identical(plain_results(conv, work), want);
+    conv.reuse_reordered_inputs(false);
+    overwrite(op);
+    expect_identical(plain_results(conv, work), want);
+  }
 }
 
 TEST(LocalConv, SteadyStateCallsAllocateNothing) {
@@ -109,12 +120,14 @@ TEST(LocalConv, KeepsItsBuffersInTheMemoryTracker) {
 }
 
 // engine_bytes is what the plain-layout calls of each set of passes keep, to the byte, on shapes
-// whose preferred layouts are blocked and plain; and nothing for the reference backend.
+// whose preferred layouts are blocked and plain, with and without groups; and nothing for the
+// reference backend.
 TEST(LocalConv, EngineBytesAreWhatPlainCallsKeep) {
   const std::vector<std::vector<Pass>> sets = {
       {Pass::forward}, {Pass::backward_data}, {Pass::backward_weights},
       {Pass::forward, Pass::backward_data, Pass::backward_weights}};
-  for (const ConvShape& shape : {kLayer, kStridedLayer, ConvShape::parse("N=2,C=3,H=9,W=9,K=5,R=3,S=3")}) {
+  const ConvShape small = ConvShape::parse("N=2,C=3,H=9,W=9,K=5,R=3,S=3");
+  for (const ConvShape& shape : {kLayer, kStridedLayer, small, kDepthwiseLayer, kGroupedLayer}) {
     const Operands op = random_operands(shape, false, 16);
     for (const std::vector<Pass>& passes : sets) {
       const int64_t before = MemoryTracker::current_bytes();
@@ -138,34 +151,27 @@ TEST(LocalConv, EngineBytesAreWhatPlainCallsKeep) {
 // A panel read where it lies in a larger block (PlainStrides): channels [2, 2+C) of the input
 // and weights, filters [3, 3+K) of the output gradient, each `lead` floats apart along
 // dimension 0, give exactly the results of the same panels copied out densely; engine_bytes
-// counts what the strided engine keeps. Also for a fully connected shape (one image of N rows).
+// counts what the strided engine keeps. Also for a fully connected shape (one image of N rows)
+// and grouped ones, whose filters read channels [2, 2+C/G) of the block's weights.
 TEST(LocalConv, StridedPanelsGiveTheDenseResults) {
-  for (const ConvShape& panel : {kLayer, kStridedLayer, ConvShape::parse("N=6,C=24,H=1,W=1,K=40,R=1,S=1")}) {
+  const ConvShape fully_connected = ConvShape::parse("N=6,C=24,H=1,W=1,K=40,R=1,S=1");
+  for (const ConvShape& panel :
+       {kLayer, kStridedLayer, fully_connected, kDepthwiseLayer, kGroupedLayer}) {
     const int64_t extra_c = 5, extra_k = 7, c0 = 2, k0 = 3;
-    ConvShape block = panel;
+    ConvShape block = panel;  // plain arrays holding the panels, its weights block.K x block.C
     block.C += extra_c;
     block.K += extra_k;
+    block.groups = 1;
     const Operands whole = random_operands(block, false, 17);
-    // The dense copies of the panels: input channels and weight channels [c0, c0 + C), output
-    // gradient filters [k0, k0 + K), weights of those filters.
+    // The dense copies of the panels: input channels [c0, c0 + C), output gradient filters
+    // [k0, k0 + K); ker_c: the weights of the panel's K filters, channels [c0, c0 + C/G)
+    // (forward, backward-weights); ker_k: those of filters [k0, k0 + K) (backward-data).
     const int64_t in_plane = panel.H * panel.W, out_plane = panel.Ho() * panel.Wo(), taps = panel.R * panel.S;
-    Vec in, ker_c, dout, ker_k;
-    for (int64_t n = 0; n < panel.N; ++n) {
-      const float* from = whole.in.data() + (n * block.C + c0) * in_plane;
-      in.insert(in.end(), from, from + panel.C * in_plane);
-      const float* grad = whole.dout.data() + (n * block.K + k0) * out_plane;
-      dout.insert(dout.end(), grad, grad + panel.K * out_plane);
-    }
-    // ker_c: the weights of all K filters of the panel shape, channels [c0, c0 + C) (forward,
-    // backward-weights); ker_k: filters [k0, k0 + K), all of their C channels (backward-data).
-    for (int64_t k = 0; k < panel.K; ++k) {
-      const float* from = whole.ker.data() + (k * block.C + c0) * taps;
-      ker_c.insert(ker_c.end(), from, from + panel.C * taps);
-    }
-    for (int64_t k = 0; k < panel.K; ++k) {
-      const float* from = whole.ker.data() + ((k0 + k) * block.C + c0) * taps;
-      ker_k.insert(ker_k.end(), from, from + panel.C * taps);
-    }
+    const Vec in = channels(whole.in.data(), panel.N, block.C, in_plane, c0, panel.C);
+    const Vec dout = channels(whole.dout.data(), panel.N, block.K, out_plane, k0, panel.K);
+    const Vec ker_c = channels(whole.ker.data(), panel.K, block.C, taps, c0, panel.Cg());
+    const Vec ker_k =
+        channels(whole.ker.data() + k0 * block.C * taps, panel.K, block.C, taps, c0, panel.Cg());
     const PlainStrides strides{.input = block.C * in_plane, .grad_output = block.K * out_plane,
                                .weights = block.C * taps};
     LocalConv dense(panel, false);
@@ -194,23 +200,25 @@ TEST(LocalConv, StridedPanelsGiveTheDenseResults) {
 }
 
 TEST(LocalConv, ResidentLoadStoreRoundTripIsExact) {
-  const Operands op = random_operands(kStridedLayer, true, 15);
-  LocalConv conv(kStridedLayer, true);
-  prepare_all(conv);
-  const std::pair<Tensor, const Vec*> loaded[] = {{Tensor::input, &op.in},
-                                                  {Tensor::weights, &op.ker},
-                                                  {Tensor::bias, &op.bias},
-                                                  {Tensor::grad_output, &op.dout}};
-  for (auto [t, plain] : loaded) {
-    conv.load(t, plain->data());
-    Vec back(plain->size());
-    conv.store(t, back.data());
-    EXPECT_EQ(back, *plain) << tensor_name(t);
+  for (const ConvShape& g : {kStridedLayer, kDepthwiseLayer, kGroupedLayer}) {
+    const Operands op = random_operands(g, true, 15);
+    LocalConv conv(g, true);
+    prepare_all(conv);
+    const std::pair<Tensor, const Vec*> loaded[] = {{Tensor::input, &op.in},
+                                                    {Tensor::weights, &op.ker},
+                                                    {Tensor::bias, &op.bias},
+                                                    {Tensor::grad_output, &op.dout}};
+    for (auto [t, plain] : loaded) {
+      conv.load(t, plain->data());
+      Vec back(plain->size());
+      conv.store(t, back.data());
+      EXPECT_EQ(back, *plain) << g.to_string() << ", " << tensor_name(t);
+    }
   }
 }
 
 TEST(LocalConv, ResidentPassesMatchPlainCallsAndReference) {
-  for (const ConvShape& g : {kLayer, kStridedLayer}) {
+  for (const ConvShape& g : {kLayer, kStridedLayer, kDepthwiseLayer, kGroupedLayer}) {
     const Operands op = random_operands(g, true, 16);
     LocalConv conv(g, true);
     const Results resident = resident_results(conv, op);
@@ -253,12 +261,14 @@ TEST(LocalConv, RejectsAShapeTheFilterDoesNotFit) {
 }
 
 TEST(LocalConv, ReferenceBackendIsTheReference) {
-  const Operands op = random_operands(kStridedLayer, true, 18);
-  const Results want = reference_results(kStridedLayer, op);
-  LocalConv conv(kStridedLayer, true, Backend::reference);
-  EXPECT_EQ(conv.backend(), Backend::reference);
-  expect_identical(plain_results(conv, op), want);
-  expect_identical(resident_results(conv, op), want);
+  for (const ConvShape& g : {kStridedLayer, kGroupedLayer}) {
+    const Operands op = random_operands(g, true, 18);
+    const Results want = reference_results(g, op);
+    LocalConv conv(g, true, Backend::reference);
+    EXPECT_EQ(conv.backend(), Backend::reference);
+    expect_identical(plain_results(conv, op), want);
+    expect_identical(resident_results(conv, op), want);
+  }
 }
 
 }  // namespace

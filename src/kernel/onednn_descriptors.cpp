@@ -2,7 +2,8 @@
 // padding_r = {pad_bottom, pad_right}, dilation d-1 (oneDNN counts the gaps). oneDNN checks
 // (H + pad_l + pad_r - ((R-1)*dil + 1)) / stride + 1 == Ho with floor division, the formula of
 // ConvShape::Ho(), so asymmetric and strided shapes whose last input rows are never read are
-// described exactly as given.
+// described exactly as given. Groups: the weights are oneDNN's grouped 5-D ones (plain_dims),
+// from which it infers the groups; without groups the descriptors are the ungrouped 4-D ones.
 #include "kernel/onednn_descriptors.hpp"
 
 #include <fmt/format.h>
@@ -58,12 +59,18 @@ memory::desc plain_desc(const ConvShape& shape, Tensor t, const PlainStrides& st
   const int64_t lead = strides.of(t);
   if (lead != 0) {
     // The dense strides of the plain layout, but for dimension 0 of the tensor (samples of an
-    // activation: the rows of a fully connected layer's one image).
+    // activation: the rows of a fully connected layer's one image; filters of the weights,
+    // which grouped weights split into group and filter within it).
     if (t != Tensor::weights && batch_as_rows(shape)) return {dims, memory::data_type::f32, {lead * dims[2], 1, lead, 1}};
+    if (t == Tensor::weights && shape.groups > 1) {
+      return {dims, memory::data_type::f32, {dims[1] * lead, lead, dims[3] * dims[4], dims[4], 1}};
+    }
     return {dims, memory::data_type::f32, {lead, dims[2] * dims[3], dims[3], 1}};
   }
   memory::format_tag tag = batch_as_rows(shape) ? memory::format_tag::nhwc : memory::format_tag::nchw;
-  if (t == Tensor::weights || t == Tensor::grad_weights) tag = memory::format_tag::oihw;
+  if (t == Tensor::weights || t == Tensor::grad_weights) {
+    tag = shape.groups > 1 ? memory::format_tag::goihw : memory::format_tag::oihw;
+  }
   if (t == Tensor::bias || t == Tensor::grad_bias) tag = memory::format_tag::x;
   return {dims, memory::data_type::f32, tag};
 }

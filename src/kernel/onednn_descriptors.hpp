@@ -9,8 +9,9 @@
 
 namespace convgrid::kernel {
 
-// Plain float32 layout of tensor t: nchw, oihw or x; for input, grad_output and weights with
-// the leading stride of `strides` when it is not 0 (entries of dimension 0 that far apart).
+// Plain float32 layout of tensor t: nchw, oihw (goihw with groups) or x; for input, grad_output
+// and weights with the leading stride of `strides` when it is not 0 (entries of dimension 0,
+// samples or filters, that far apart).
 dnnl::memory::desc plain_desc(const ConvShape& shape, Tensor t, const PlainStrides& strides = {});
 
 // Attributes of every primitive the engine keeps: its scratchpad is given by the caller

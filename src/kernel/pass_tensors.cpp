@@ -71,6 +71,7 @@ dnnl::memory::dims plain_dims(const ConvShape& g, Tensor t) {
       return {g.N, g.C, g.H, g.W};
     case Tensor::weights:
     case Tensor::grad_weights:
+      if (g.groups > 1) return {g.groups, g.Kg(), g.Cg(), g.R, g.S};
       return {g.K, g.C, g.R, g.S};
     case Tensor::output:
     case Tensor::grad_output:

@@ -31,7 +31,8 @@ struct PassArgument {
 // The arguments of pass p; bias and grad_bias only when with_bias.
 std::vector<PassArgument> pass_arguments(Pass p, bool with_bias);
 
-// Plain extents: N,C,H,W for input and grad_input; K,C,R,S for weights and grad_weights;
+// Plain extents: N,C,H,W for input and grad_input; K,C,R,S for weights and grad_weights, or
+// with groups G,K/G,C/G,R,S (oneDNN's grouped weights, the same array as K x C/G x R x S);
 // N,K,Ho,Wo for output and grad_output; K for bias and grad_bias.
 dnnl::memory::dims plain_dims(const ConvShape& shape, Tensor t);
 
