@@ -19,4 +19,15 @@ inline const char* const kAwkwardShapes[] = {
     "N=5,C=37,H=1,W=1,K=6,R=1,S=1",  // fully connected (oneDNN sees one image of N rows)
 };
 
+// Grouped layers: depthwise (G = C = K), a depth multiplier of 2 (C/G = 1, K/G = 2), groups of a
+// few channels with C != K, strides, dilation, asymmetric padding and unread pixels; group counts
+// that grids of up to 8 ranks split both ways (Pk < G, Pk = G, Pk = 2G).
+inline const char* const kAwkwardGroupedShapes[] = {
+    "N=2,C=6,H=9,W=8,K=6,R=3,S=3,pad=1,groups=6",
+    "N=3,C=8,H=7,W=7,K=12,R=3,S=3,stride=2,pad=1,groups=4",
+    "N=2,C=6,H=11,W=10,K=4,R=5,S=3,stride=2,pad=2x1,pad_end=1x0,dilation=1x2,groups=2",
+    "N=2,C=12,H=6,W=6,K=12,R=1,S=1,stride=2,groups=3",
+    "N=1,C=4,H=15,W=15,K=8,R=3,S=3,dilation=2,pad=2,groups=4",
+};
+
 }  // namespace convgrid::test_data

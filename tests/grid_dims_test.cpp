@@ -109,6 +109,26 @@ TEST(GridDims, ValidateForRejectsExtentsLargerThanTheirDimension) {
   }
 }
 
+TEST(GridDims, GroupedLayersSplitGroupsOverTheKFibreFirst) {
+  // G=4 groups of C/G=2 input and K/G=3 output channels.
+  const ConvShape s = ConvShape::parse("N=2,C=8,H=5,W=5,K=12,R=3,S=3,groups=4");
+  for (const GridDims g : {GridDims{1, 2, 1, 1, 1}, GridDims{1, 3, 1, 1, 1}, GridDims{1, 4, 2, 1, 1},
+                           GridDims{1, 8, 2, 1, 1}, GridDims{1, 12, 1, 1, 1}}) {
+    EXPECT_NO_THROW(g.validate_for(s)) << g.to_string();
+    EXPECT_TRUE(g.fits(s)) << g.to_string();
+  }
+  const std::pair<GridDims, const char*> bad[] = {
+      {{1, 2, 2, 1, 1}, "Pc=2 with Pk=2 < groups=4"},
+      {{1, 6, 1, 1, 1}, "Pk=6 with groups=4: Pk must be at most 4 or a multiple of it"},
+      {{1, 16, 1, 1, 1}, "Pk=16 is larger than K=12"},
+      {{1, 4, 3, 1, 1}, "Pc=3 is larger than C/groups=2"},
+  };
+  for (auto& [g, what] : bad) {
+    EXPECT_FALSE(g.fits(s)) << g.to_string();
+    EXPECT_TRUE(throws_input_error([&] { g.validate_for(s); }, {g.to_string(), what}));
+  }
+}
+
 TEST(GridDims, ValidateSizeNamesBothCounts) {
   const GridDims g{2, 1, 1, 2, 1};
   EXPECT_NO_THROW(g.validate_size(4));

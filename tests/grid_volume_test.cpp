@@ -74,6 +74,46 @@ TEST(GridVolume, LatencyStepsAreTheRoundsOfOpenMpisAlgorithmsAndOneAHaloMessage)
   EXPECT_EQ(volume(s, GridDims{1, 1, 1, 1, 1}, 0, Pass::forward).latency_steps, 0);
 }
 
+TEST(GridVolume, DepthwiseMovesItsHalosAndItsWeightsOnly) {
+  // C=K=G=8, 3x3 pad 1 on 8x8, N=2. Grid 1,4,1,2,1: each pk holds 2 whole channels (no input
+  // fibre, no c-fibre), Ph=2 splits output rows [0,4) and [4,8). ph=0 owns input rows [0,3) and
+  // needs [0,5): rows 3 and 4 from ph=1, 2 rows x 8 columns x 2 channels x 2 samples = 64 words;
+  // ph=1 needs nothing. Its 2 filters of 3x3 are gathered over the nhw-fibre of 2: 9 words.
+  const char* s = "N=2,C=8,H=8,W=8,K=8,R=3,S=3,pad=1,groups=8";
+  const GridDims d{1, 4, 1, 2, 1};
+  const PassVolume f0 = volume(s, d, 0, Pass::forward), f1 = volume(s, d, 1, Pass::forward);
+  EXPECT_EQ(f0.point_to_point, 64);
+  EXPECT_EQ(f1.point_to_point, 0);
+  EXPECT_EQ(f0.all_gather, 9);
+  EXPECT_EQ(f0.reduce_scatter, 0);
+  EXPECT_EQ(f0.words(), 64 + 9);
+  // Backward-data sends the halo's gradient back (ph=1 receives the 64) and reduces nothing;
+  // backward-weights reduce-scatters the 18 weight gradients over the same 2 ranks.
+  const Held step{true, true, false};
+  EXPECT_EQ(volume(s, d, 0, Pass::backward_data, step).words(), 0);
+  EXPECT_EQ(volume(s, d, 1, Pass::backward_data, step).words(), 64);
+  EXPECT_EQ(volume(s, d, 0, Pass::backward_weights, Held{true, true, true}).words(), 9);
+  // Split over channels alone: nothing moves in any pass.
+  for (int64_t r = 0; r < 8; ++r) {
+    for (Pass p : {Pass::forward, Pass::backward_data, Pass::backward_weights}) {
+      EXPECT_EQ(volume(s, GridDims{1, 8, 1, 1, 1}, r, p).words(), 0);
+    }
+  }
+}
+
+TEST(GridVolume, GroupsGatherInputOnlyWithinTheGroup) {
+  // G=2 groups of 2 input channels on Pk=4: pk 0,1 share group 0's input (2x2x6x6 = 144 words),
+  // each holding half: 72 words gathered, where the ungrouped layer gathers 3/4 of 288 = 216.
+  EXPECT_EQ(volume("N=2,C=4,H=6,W=6,K=6,R=3,S=3,pad=1,groups=2", GridDims{1, 4, 1, 1, 1}, 0, Pass::forward).all_gather,
+            72);
+  EXPECT_EQ(volume("N=2,C=4,H=6,W=6,K=6,R=3,S=3,pad=1", GridDims{1, 4, 1, 1, 1}, 0, Pass::forward).all_gather, 216);
+  // Backward-data reduce-scatters dIn over the same 2 ranks: 72 words.
+  EXPECT_EQ(volume("N=2,C=4,H=6,W=6,K=6,R=3,S=3,pad=1,groups=2", GridDims{1, 4, 1, 1, 1}, 3, Pass::backward_data,
+                   Held{true, true, false})
+                .reduce_scatter,
+            72);
+}
+
 TEST(GridVolume, UnreadPixelsAreNotCounted) {
   // 1x1 stride 2 on 8x8: only 16 of 64 pixels per plane are read; Pk=2 gathers 1 plane of 2.
   const char* s = "N=1,C=2,H=8,W=8,K=2,R=1,S=1,stride=2";

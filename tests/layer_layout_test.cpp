@@ -21,7 +21,15 @@
 namespace convgrid {
 namespace {
 
+using ::convgrid::test_data::kAwkwardGroupedShapes;
 using ::convgrid::test_data::kAwkwardShapes;
+
+// The ungrouped awkward shapes, then the grouped ones.
+std::vector<const char*> awkward_shapes() {
+  std::vector<const char*> all(std::begin(kAwkwardShapes), std::end(kAwkwardShapes));
+  all.insert(all.end(), std::begin(kAwkwardGroupedShapes), std::end(kAwkwardGroupedShapes));
+  return all;
+}
 
 std::vector<GridDims> grids_up_to(int64_t max_p) {
   std::vector<GridDims> out;
@@ -52,7 +60,7 @@ std::vector<int> coverage(const std::array<int64_t, 4>& ext, const GridDims& d, 
 // Calls f(layout) for every awkward shape and every grid of up to max_p ranks that fits it.
 template <class F>
 void for_each_layout(int64_t max_p, F&& f) {
-  for (const char* text : kAwkwardShapes) {
+  for (const char* text : awkward_shapes()) {
     const ConvShape s = ConvShape::parse(text);
     for (const GridDims& d : grids_up_to(max_p)) {
       if (!d.fits(s)) continue;
@@ -73,7 +81,7 @@ TEST(LayerLayout, AtRestSlicesCoverEveryElementOnce) {
          coverage({s.N, s.K, s.Ho(), s.Wo()}, d, [&](GridCoord g) { return L.out_slice(g); })) {
       ASSERT_EQ(v, 1);
     }
-    for (int v : coverage({s.K, s.C, s.R, s.S}, d, [&](GridCoord g) { return L.ker_slice(g); })) {
+    for (int v : coverage({s.K, s.Cg(), s.R, s.S}, d, [&](GridCoord g) { return L.ker_slice(g); })) {
       ASSERT_EQ(v, 1);
     }
   });
@@ -196,7 +204,7 @@ int64_t check_forward_from_local_parts(uint32_t seed, const InputOf& input_of) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(-1, 1);
   int64_t ranks = 0;
-  for (const char* text : kAwkwardShapes) {
+  for (const char* text : awkward_shapes()) {
     ConvShape s = ConvShape::parse(text);
     std::vector<float> in(s.input_elems()), ker(s.weight_elems()), ref(s.output_elems());
     for (float& v : in) v = dist(gen);
@@ -237,6 +245,46 @@ int64_t check_forward_from_local_parts(uint32_t seed, const InputOf& input_of) {
     }
   }
   return ranks;
+}
+
+// The header's example: a depthwise layer split over channels moves no input at all.
+TEST(LayerLayout, DepthwiseChannelSplitHoldsItsOwnInput) {
+  const LayerLayout L(ConvShape::parse("N=2,C=64,H=8,W=8,K=64,R=3,S=3,pad=1,groups=64"), GridDims{1, 4, 1, 1, 1});
+  EXPECT_EQ(L.in_fibre_size(), 1);
+  for (int64_t pk = 0; pk < 4; ++pk) {
+    const GridCoord g{0, pk, 0, 0, 0};
+    EXPECT_EQ(L.group_block(pk), (Range{16 * pk, 16 * pk + 16}));
+    EXPECT_EQ(L.k_block(pk), (Range{16 * pk, 16 * pk + 16}));
+    EXPECT_EQ(L.c_block(pk, 0), (Range{16 * pk, 16 * pk + 16}));
+    EXPECT_EQ(L.in_slice(g).box, L.in_block(g));
+    EXPECT_EQ(L.in_slice(g).flat, (Range{0, L.in_block(g).volume()}));
+    EXPECT_TRUE(L.input_in_place(g));
+    EXPECT_EQ(L.ker_block(g), (Box4{{Range{16 * pk, 16 * pk + 16}, Range{0, 1}, Range{0, 3}, Range{0, 3}}}));
+    const ConvShape local = L.local_shape(g);
+    EXPECT_EQ(local.groups, 16);
+    EXPECT_EQ(local.C, 16);
+    EXPECT_EQ(local.K, 16);
+  }
+}
+
+// G=4 groups (C/G=2, K/G=3) on Pk=8, Pc=2: each group over an input fibre of 2 ranks, which
+// split its 3 output channels, and over the c-fibre, which splits its 2 input channels.
+TEST(LayerLayout, GroupsSplitOverTheirInputFibre) {
+  const LayerLayout L(ConvShape::parse("N=2,C=8,H=5,W=5,K=12,R=3,S=3,pad=1,groups=4"), GridDims{1, 8, 2, 1, 1});
+  EXPECT_EQ(L.in_fibre_size(), 2);
+  EXPECT_EQ(L.group_block(5), (Range{2, 3}));
+  EXPECT_EQ(L.k_block(4), (Range{6, 8}));  // group 2's output channels [6, 9): 2 + 1
+  EXPECT_EQ(L.k_block(5), (Range{8, 9}));
+  EXPECT_EQ(L.c_block(5, 0), (Range{4, 5}));  // group 2's input channels [4, 6)
+  EXPECT_EQ(L.c_block(5, 1), (Range{5, 6}));
+  const GridCoord g{0, 5, 1, 0, 0};
+  EXPECT_EQ(L.ker_block(g), (Box4{{Range{8, 9}, Range{1, 2}, Range{0, 3}, Range{0, 3}}}));
+  EXPECT_EQ(L.local_shape(g).groups, 1);
+  // In's block of (pk 4 and 5, pc 1) is channel 5, split between the two.
+  EXPECT_EQ(L.in_block(g), (Box4{{Range{0, 2}, Range{5, 6}, Range{0, 5}, Range{0, 5}}}));
+  EXPECT_EQ(L.in_slice(g).size(), 25);  // the second half of 2 x 1 x 5 x 5
+  EXPECT_EQ(L.in_slice(g).flat, split_block(L.in_block(g), 2, 1).flat);
+  EXPECT_FALSE(L.input_in_place(g));
 }
 
 // Every rank on its needed input and local shape.

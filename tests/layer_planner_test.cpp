@@ -19,6 +19,8 @@ const char* kShapes[] = {
     "N=8,C=256,H=14,W=14,K=1024,R=1,S=1",
     "N=16,C=3,H=64,W=64,K=16,R=7,S=7,stride=2,pad=3",
     "N=4,C=512,H=7,W=7,K=512,R=3,S=3,pad=1",
+    "N=32,C=96,H=56,W=56,K=96,R=3,S=3,pad=1,groups=96",     // MobileNet's depthwise 3x3
+    "N=16,C=128,H=28,W=28,K=128,R=3,S=3,pad=1,groups=32",  // ResNeXt's grouped 3x3
 };
 
 // The grid with the smallest objective among those under the limit; among equals the last in
@@ -107,15 +109,34 @@ TEST(LayerPlanner, DataParallelWhenWeightsAreSmall) {
             (GridDims{8, 1, 1, 1, 1}));
 }
 
+// Training-step options on P ranks of the ib100-cpu profile.
+PlanOptions training_options(int64_t P) {
+  PlanOptions o;
+  o.procs = P;
+  o.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
+  o.profile = load_profile("ib100-cpu");
+  return o;
+}
+
+// A depthwise layer has no reduction over channels: split over channels alone, nothing moves in
+// any pass, and that is the plan (every other grid gathers weights or exchanges halos).
+TEST(LayerPlanner, DepthwiseSplitsChannelsAndMovesNothing) {
+  const ConvShape s = ConvShape::parse("N=32,C=96,H=56,W=56,K=96,R=3,S=3,pad=1,groups=96");
+  PlanOptions o = training_options(64);
+  const LayerPlan plan = plan_layer(s, o);
+  EXPECT_EQ(plan.grid, (GridDims{1, 64, 1, 1, 1}));
+  EXPECT_EQ(plan.words(), 0);
+  // Grouped layers never stream: a limit below the grid algorithm's least memory has no plan.
+  o.mem_per_rank_bytes = smallest_memory_bytes(s, o) - 1;
+  EXPECT_TRUE(throws_input_error([&] { plan_layer(s, o); }, {"smallest limit that works"}));
+}
+
 // Issue #5's target: a third of the unconstrained plan's memory still yields a plan (ResNet-50's
 // res5 3x3 layer, batch 256, P = 512, training passes): the streamed algorithm, whose words are the
 // grid algorithm's with nothing held, under the limit on every rank.
 TEST(LayerPlanner, StreamingMeetsAThirdOfTheMemory) {
   const ConvShape s = ConvShape::parse("N=256,C=512,H=7,W=7,K=512,R=3,S=3,pad=1");
-  PlanOptions o;
-  o.procs = 512;
-  o.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
-  o.profile = load_profile("ib100-cpu");
+  PlanOptions o = training_options(512);
   const LayerPlan free = plan_layer(s, o);
   EXPECT_EQ(free.panels, 0);
   o.mem_per_rank_bytes = free.memory_bytes / 3;

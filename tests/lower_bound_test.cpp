@@ -28,7 +28,7 @@ int64_t macs_by_loops(const ConvShape& s) {
       cols += x >= 0 && x < s.W;
     }
   }
-  return s.N * s.K * s.C * rows * cols;
+  return s.N * s.K * (s.C / s.groups) * rows * cols;
 }
 
 TEST(LowerBound, PaddingTapsAreNotCounted) {
@@ -86,6 +86,21 @@ TEST(LowerBound, ExactCountMatchesTheLoopNest) {
     const ConvShape shape = ConvShape::parse(s);
     EXPECT_EQ(bound_terms(shape).macs, macs_by_loops(shape)) << s;
   }
+}
+
+TEST(LowerBound, GroupedLayersCountTheChannelsOfOneGroup) {
+  // 4 groups: each output channel reads C/G = 2 of the 8 input channels; Ker is 12 x 2 x 3 x 3.
+  const char* g = "N=2,C=8,H=6,W=6,K=12,R=3,S=3,pad=1,groups=4";
+  EXPECT_EQ(terms(g).macs, macs_by_loops(ConvShape::parse(g)));
+  EXPECT_EQ(terms(g).macs, terms("N=2,C=8,H=6,W=6,K=12,R=3,S=3,pad=1").macs / 4);
+  EXPECT_EQ(terms(g).ker, 12 * 2 * 9);
+  EXPECT_EQ(terms(g).in_used, 2 * 8 * 36);
+  // Depthwise 3x3 pad 1 on 56x56, C = 96, N = 256 at P = 1024: V = 256*96*(3*56-2)^2/1024
+  // = 661344 (padding taps excluded), 3 (V^2/9)^(1/3) = 10948, below the 150528 words of In and
+  // Out each rank holds at rest: the bound is 0, and a channel split moves nothing.
+  const ConvShape dw = ConvShape::parse("N=256,C=96,H=56,W=56,K=96,R=3,S=3,pad=1,groups=96");
+  EXPECT_EQ(bound_terms(dw).macs, int64_t{256} * 96 * 166 * 166);
+  EXPECT_EQ(words_lower_bound(dw, 1024), 0.0);
 }
 
 TEST(LowerBound, MatrixMultiplicationCase) {

@@ -31,6 +31,11 @@ const LayerPair kPairs[] = {
      ConvShape::parse("N=2,C=7,H=5,W=4,K=3,R=1,S=1")},
     {"stride2_second", ConvShape::parse("N=3,C=2,H=8,W=7,K=4,R=3,S=3,pad=1"),
      ConvShape::parse("N=3,C=4,H=8,W=7,K=5,R=3,S=3,stride=2,pad=1")},
+    // A MobileNet block: 1x1 expansion, then depthwise (In split over groups), then grouped 1x1.
+    {"depthwise_second", ConvShape::parse("N=2,C=3,H=7,W=6,K=6,R=1,S=1"),
+     ConvShape::parse("N=2,C=6,H=7,W=6,K=6,R=3,S=3,pad=1,groups=6")},
+    {"grouped_second", ConvShape::parse("N=2,C=6,H=7,W=6,K=6,R=3,S=3,pad=1,groups=6"),
+     ConvShape::parse("N=2,C=6,H=7,W=6,K=4,R=1,S=1,groups=2")},
 };
 
 const int64_t kRankCounts[] = {1, 2, 3, 4, 6};

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "model/volume_stats.hpp"
 #include "awkward_shapes.hpp"
@@ -11,6 +12,7 @@
 namespace convgrid {
 namespace {
 
+using ::convgrid::test_data::kAwkwardGroupedShapes;
 using ::convgrid::test_data::kAwkwardShapes;
 
 VolumeStats brute_force(const LayerLayout& L, Pass p, Held held) {
@@ -32,7 +34,9 @@ VolumeStats brute_force(const LayerLayout& L, Pass p, Held held) {
 TEST(VolumeStats, EqualsEveryRankVisited) {
   const Held helds[] = {Held{}, Held{true, true, true}};
   int checked = 0;
-  for (const char* text : kAwkwardShapes) {
+  std::vector<const char*> shapes(std::begin(kAwkwardShapes), std::end(kAwkwardShapes));
+  shapes.insert(shapes.end(), std::begin(kAwkwardGroupedShapes), std::end(kAwkwardGroupedShapes));
+  for (const char* text : shapes) {
     const ConvShape s = ConvShape::parse(text);
     for (int64_t P : {1, 2, 3, 4, 5, 6, 8, 12, 16, 24}) {
       for (const GridDims& d : all_grids(P)) {

@@ -5,7 +5,7 @@
 // order. Each tensor is split once over the ranks; a rank passes in and gets back only its own
 // slice, a dense float32 array laid out as the TensorSlice describes (convgrid/tensor_slice.hpp):
 //   input, grad_input    : input_slice()  of In   (N, C, H, W)
-//   weights, grad_weights: weight_slice() of Ker  (K, C, R, S)
+//   weights, grad_weights: weight_slice() of Ker  (K, C/groups, R, S)
 //   output, grad_output  : output_slice() of Out  (N, K, Ho, Wo)
 // What moves over which fibre is the algorithm's (SPEC section 4); the words this rank received
 // in the last pass are counted and equal the model's figure (modelled_words).

@@ -30,10 +30,16 @@ struct GridDims {
   int64_t size() const { return Pn * Pk * Pc * Ph * Pw; }
   // Throws InputError when an extent is larger than the dimension it splits
   // (Pn > N, Pk > K, Pc > C, Ph > Ho, Pw > Wo): such a grid would leave ranks with empty blocks.
+  // With G = s.groups > 1 the k-fibre splits the groups first (layout/layer_layout.hpp): either
+  // Pk < G, each pk holding whole groups, and then Pc = 1; or Pk = m*G (m <= K/G as Pk <= K), each
+  // group's output channels split over m ranks, and Pc <= C/G, splitting the group's input channels.
   void validate_for(const ConvShape& s) const;
   // True when validate_for would not throw.
   bool fits(const ConvShape& s) const {
-    return Pn <= s.N && Pk <= s.K && Pc <= s.C && Ph <= s.Ho() && Pw <= s.Wo();
+    // (Pk <= K makes a multiple m*G of the groups split each group's K/G channels m ways.)
+    const bool groups = Pk < s.groups ? Pc == 1 : Pk % s.groups == 0 && Pc <= s.Cg();
+    return Pn >= 1 && Pk >= 1 && Pc >= 1 && Ph >= 1 && Pw >= 1 && Pn <= s.N && Pk <= s.K && Pc <= s.C && groups &&
+           Ph <= s.Ho() && Pw <= s.Wo();
   }
   // Throws InputError when size() differs from the number of ranks.
   void validate_size(int64_t ranks) const;

@@ -85,7 +85,7 @@ Held held_before(Pass p, const std::vector<Pass>& passes) {
 int64_t reproducible_buffers(const LayerLayout& L, GridCoord g, const std::vector<Pass>& passes,
                              Backend engine) {
   const ConvShape& s = L.shape();
-  const int64_t total = s.K * s.C * s.R * s.S;
+  const int64_t total = s.weight_elems();
   const bool many = L.dims().nhw_size() > 1;
   const bool fc = fully_connected(s);
   int64_t bytes = 0;
@@ -160,7 +160,7 @@ int64_t modelled_words(const LayerPlan& plan, const LayerLayout& layout, GridCoo
   const int64_t mine = layout.ker_slice(g).size();
   switch (p) {
     case Pass::forward:
-      return s.K * s.C * s.R * s.S - mine;
+      return s.weight_elems() - mine;
     case Pass::backward_data:
       return 0;
     case Pass::backward_weights:

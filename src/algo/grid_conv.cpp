@@ -48,6 +48,7 @@ double now() { return MPI_Wtime(); }
 GridConv::GridConv(const ConvShape& shape, const ProcessGrid& grid, Backend backend)
     : grid_(grid),
       layout_(shape, grid.dims()),
+      in_fibre_(grid.k_fibre_part(layout_.in_fibre_size())),
       input_in_place_(layout_.input_inside_block(grid.coord())),
       local_(input_in_place_ ? layout_.block_shape(grid.coord()) : layout_.local_shape(grid.coord()),
              /*with_bias=*/false, backend) {
@@ -85,21 +86,22 @@ void GridConv::timed_compute(F&& f) {
   seconds_.compute += now() - t;
 }
 
-// In[n,c | block] := all-gather over k-fibre; In[halo] := point to point over the spatial fibre.
+// In[n,c | block] := all-gather over the input fibre (the k-fibre, or its ranks of one group);
+// In[halo] := point to point over the spatial fibre.
 void GridConv::gather_input(const float* in, TrafficCounter& traffic) {
   if (input_in_place_) {  // the needed input lies inside the at-rest slice: use it where it is
     in_local_ = in;
     return;
   }
   const ReadPixels* read = &layout_.read();
-  const int64_t me = coord().k;
+  const int64_t me = coord().k % layout_.in_fibre_size();
   float* block = ensure(in_block_, in_block_box_.volume());
   float* needed = ensure(in_needed_, in_needed_box_.volume());
   float* send = ensure(send_, std::max(in_counts_[me], halo_send_words_));
   float* recv = ensure(recv_, std::max(total(in_counts_), halo_recv_words_));
 
   pack_slice(in_slices_[me], read, in, send);
-  all_gather_v(grid_.k_fibre(), cspan(send, in_counts_[me]), mspan(recv, total(in_counts_)),
+  all_gather_v(in_fibre_, cspan(send, in_counts_[me]), mspan(recv, total(in_counts_)),
                in_counts_, in_displs_, traffic);
   for (size_t j = 0; j < in_slices_.size(); ++j) {
     unpack_box(in_slices_[j], read, recv + in_displs_[j], in_block_box_, block, false);
@@ -210,7 +212,7 @@ void GridConv::backward_data(const float* dout, const float* ker, float* din,
   float* dneeded = ensure(din_needed_, in_needed_box_.volume());
   timed_compute([&] { local_.backward_data(dout_local_, ker_local_, dneeded); });
 
-  timed_comm([&] { reduce_input_gradient(layout_, grid_, dneeded, din,
+  timed_comm([&] { reduce_input_gradient(layout_, grid_, in_fibre_, dneeded, din,
                                          {din_block_, din_send_, din_recv_, sends_, recvs_}, traffic); });
 }
 

@@ -2,7 +2,8 @@
 // algorithm on a Pn x Pk x Pc x Ph x Pw grid, for the three passes.
 //
 // Forward (rank g holds its at-rest slices of In and Ker, see layout/layer_layout.hpp):
-//   In[n,c | rows,cols of g]   := all-gather over k-fibre  (read pixels only)
+//   In[n,c | rows,cols of g]   := all-gather over the input fibre (read pixels only): the k-fibre,
+//                                 or with groups its ranks of g's group (none when Pk <= G)
 //   In[halo of g]              := point to point from the spatial fibre (incl. corners)
 //   Ker[k,c | block of g]      := all-gather over nhw-fibre
 //   Out~[n,k,h,w | c-block]    := local convolution of the gathered blocks
@@ -11,10 +12,14 @@
 //   dOut[n,k,h,w | block of g] := all-gather over c-fibre
 //   dIn~[needed input of g]    := local backward-data with the Ker block kept from forward
 //   dIn~[owned block]         += reverse halo (point to point to the owners)
-//   dIn[n,c | k-slice]         := reduce-scatter of dIn~ over k-fibre (read pixels only)
+//   dIn[n,c | k-slice]         := reduce-scatter of dIn~ over the input fibre (read pixels only)
 // Backward-weights:
 //   dKer~[k,c | block of g]    := local backward-weights of the gathered dOut and haloed In
 //   dKer[k,c | nhw-slice]      := reduce-scatter of dKer~ over nhw-fibre
+//
+// Grouped layers (G > 1) run the same passes: the local kernel is grouped when g holds several
+// groups, and the k-fibre collectives shrink to the input fibre, so a depthwise layer split over
+// channels, samples and space moves only halos and weights.
 //
 // Worked example, grid 2,1,1,2,1 (4 ranks, data x spatial): no k- or c-fibre traffic; each rank
 // gathers the whole Ker over its 4-rank nhw-fibre, exchanges halo rows with the rank of the same
@@ -87,6 +92,7 @@ class GridConv {
 
   const ProcessGrid& grid_;
   LayerLayout layout_;
+  const Communicator& in_fibre_;  // In's slices: grid_.k_fibre_part(layout_.in_fibre_size())
   bool input_in_place_;  // the kernel reads In's at-rest slice (LayerLayout::input_inside_block)
   LocalConv local_;
   Held held_;

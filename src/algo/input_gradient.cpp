@@ -1,4 +1,4 @@
-// Reverse halo and k-fibre reduce-scatter of the input gradient (see input_gradient.hpp).
+// Reverse halo and input-fibre reduce-scatter of the input gradient (see input_gradient.hpp).
 #include "algo/input_gradient.hpp"
 
 #include <algorithm>
@@ -11,9 +11,10 @@
 
 namespace convgrid {
 
-void reduce_input_gradient(const LayerLayout& L, const ProcessGrid& grid, float* needed,
-                           float* din, const InputGradientBuffers& b, TrafficCounter& traffic) {
+void reduce_input_gradient(const LayerLayout& L, const ProcessGrid& grid, const Communicator& in_fibre,
+                           float* needed, float* din, const InputGradientBuffers& b, TrafficCounter& traffic) {
   const GridCoord g = grid.coord();
+  const int64_t me = g.k % L.in_fibre_size();
   const ReadPixels* read = &L.read();
   const Box4 block_box = L.in_block(g), needed_box = L.in_needed(g);
   const std::vector<HaloPiece> halo_recv = L.halo_recv(g), halo_send = L.halo_send(g);
@@ -32,7 +33,7 @@ void reduce_input_gradient(const LayerLayout& L, const ProcessGrid& grid, float*
     return buf.data();
   };
   float* send = grow(b.send, std::max(halo_in, all));
-  float* recv = grow(b.recv, std::max(halo_out, counts[g.k]));
+  float* recv = grow(b.recv, std::max(halo_out, counts[me]));
   // Without halo either way the needed input is the owned block: reduce it where it lies.
   const bool same = needed_box == block_box;
   float* dblock = same ? needed : grow(b.block, block_box.volume());
@@ -64,10 +65,10 @@ void reduce_input_gradient(const LayerLayout& L, const ProcessGrid& grid, float*
     pack_box(slices[j], read, block_box, dblock, send + offset);
     offset += counts[j];
   }
-  reduce_scatter(grid.k_fibre(), std::span<const float>(send, static_cast<size_t>(all)),
-                 std::span<float>(recv, static_cast<size_t>(counts[g.k])), counts, traffic);
-  if (!read->all_read()) std::fill(din, din + slices[g.k].size(), 0.0f);
-  unpack_slice(slices[g.k], read, recv, din);
+  reduce_scatter(in_fibre, std::span<const float>(send, static_cast<size_t>(all)),
+                 std::span<float>(recv, static_cast<size_t>(counts[me])), counts, traffic);
+  if (!read->all_read()) std::fill(din, din + slices[me].size(), 0.0f);
+  unpack_slice(slices[me], read, recv, din);
 }
 
 }  // namespace convgrid

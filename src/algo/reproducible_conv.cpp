@@ -52,7 +52,7 @@ ReproducibleConv::ReproducibleConv(const ConvShape& shape, const ProcessGrid& gr
 }
 
 bool fully_connected(const ConvShape& s) {
-  return s.H == 1 && s.W == 1 && s.R == 1 && s.S == 1 && s.Ho() == 1 && s.Wo() == 1;
+  return s.groups == 1 && s.H == 1 && s.W == 1 && s.R == 1 && s.S == 1 && s.Ho() == 1 && s.Wo() == 1;
 }
 
 int64_t ReproducibleConv::modelled_words(Pass p) const {

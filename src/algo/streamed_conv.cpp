@@ -68,6 +68,11 @@ void add_chunk_in_slice_order(const std::vector<Slice>& slices, const std::vecto
 StreamedConv::StreamedConv(const ConvShape& shape, const ProcessGrid& grid, StreamOptions options,
                            Backend backend)
     : grid_(grid), layout_(shape, grid.dims()), options_(options), backend_(backend) {
+  if (shape.groups != 1) {
+    throw InputError(fmt::format("the streamed algorithm does not run grouped layers (groups={} in {}): plan "
+                                 "the grid algorithm",
+                                 shape.groups, shape.to_string()));
+  }
   if (options_.panels < 1 || options_.pieces < 1) {
     throw InputError(fmt::format("streaming needs panels >= 1 and pieces >= 1 (got {} and {})",
                                  options_.panels, options_.pieces));
@@ -327,7 +332,7 @@ void StreamedConv::backward_data(const float* dout, const float* ker, float* din
     reduce_scatter(grid_.k_fibre(), cspan(acc, total(in_counts_)), mspan(din, in_counts_[g.k]),
                    in_counts_, traffic);
   } else {
-    reduce_input_gradient(layout_, grid_, acc, din, {din_block_, temp_, din_recv_, sends_, recvs_}, traffic);
+    reduce_input_gradient(layout_, grid_, grid_.k_fibre(), acc, din, {din_block_, temp_, din_recv_, sends_, recvs_}, traffic);
   }
   seconds_.comm += now() - t;
 }

@@ -40,4 +40,18 @@ ProcessGrid::ProcessGrid(const GridDims& dims, const Communicator& parent)
       spatial_(fibre(world_, dims_, {coord_.n, coord_.k, coord_.c, 0, 0},
                      coord_.h * dims_.Pw + coord_.w)) {}
 
+const Communicator& ProcessGrid::k_fibre_part(int64_t members) const {
+  if (members == dims_.Pk) return k_fibre_;
+  if (members < 1 || dims_.Pk % members != 0) {
+    throw Error(fmt::format("k_fibre_part: {} members do not divide Pk={}", members, dims_.Pk));
+  }
+  auto it = k_fibre_parts_.find(members);
+  if (it == k_fibre_parts_.end()) {
+    it = k_fibre_parts_
+             .emplace(members, k_fibre_.split(static_cast<int>(coord_.k / members), static_cast<int>(coord_.k % members)))
+             .first;
+  }
+  return it->second;
+}
+
 }  // namespace convgrid

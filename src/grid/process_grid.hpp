@@ -10,11 +10,17 @@
 //   nhw_fibre()  pk, pc                   Pn*Ph*Pw    (pn*Ph + ph)*Pw + pw  (GridDims::nhw_index)
 //   spatial()    pn, pk, pc               Ph*Pw       ph*Pw + pw
 //
+// k_fibre_part(m) cuts the k-fibre into runs of m consecutive pk (the input fibre of a grouped
+// layer, layout/layer_layout.hpp); this rank's index in it is pk % m.
+//
 // spatial() is the h/w neighbourhood of halo exchanges: a halo wider than a neighbour's block
 // comes from several ranks, so it spans every (ph, pw) of the same (pn, pk, pc).
 // Example, grid 2,1,1,2,2 (8 ranks): rank 5 = (1,0,0,0,1); its nhw_fibre is all 8 ranks with it
 // at index 5, its spatial() is ranks 4..7 with it at index 1, its k_ and c_fibre are itself alone.
 #pragma once
+
+#include <cstdint>
+#include <map>
 
 #include "comm/communicator.hpp"
 #include "convgrid/grid_dims.hpp"
@@ -36,6 +42,11 @@ class ProcessGrid {
   const Communicator& c_fibre() const { return c_fibre_; }
   const Communicator& nhw_fibre() const { return nhw_fibre_; }
   const Communicator& spatial() const { return spatial_; }
+  // The run of `members` consecutive ranks of the k-fibre that holds this rank (members divides
+  // Pk; the k-fibre itself when members = Pk). Made on the first call for a count (collective
+  // over the k-fibre: its ranks ask for the same counts in the same order, as they build the same
+  // layers) and kept.
+  const Communicator& k_fibre_part(int64_t members) const;
 
  private:
   GridDims dims_;
@@ -45,6 +56,7 @@ class ProcessGrid {
   Communicator c_fibre_;
   Communicator nhw_fibre_;
   Communicator spatial_;
+  mutable std::map<int64_t, Communicator> k_fibre_parts_;
 };
 
 }  // namespace convgrid

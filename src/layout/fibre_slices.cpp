@@ -5,7 +5,8 @@ namespace convgrid {
 
 FibreSlices::FibreSlices(const LayerLayout& L, GridCoord g) {
   const GridDims& d = L.dims();
-  for (int64_t j = 0; j < d.Pk; ++j) {
+  const int64_t m = L.in_fibre_size(), first = g.k - g.k % m;
+  for (int64_t j = first; j < first + m; ++j) {
     in.push_back(L.in_slice({g.n, j, g.c, g.h, g.w}));
     in_read.push_back(L.read_count(in.back()));
   }

@@ -12,7 +12,7 @@ namespace convgrid {
 struct FibreSlices {
   FibreSlices(const LayerLayout& layout, GridCoord g);
 
-  std::vector<Slice> in;         // In slices of g's k-fibre, by pk
+  std::vector<Slice> in;         // In slices of g's input fibre (its k-fibre when G = 1), by pk
   std::vector<int64_t> in_read;  // their read pixels
   std::vector<Slice> out;        // Out slices of g's c-fibre, by pc
   std::vector<int64_t> out_size;

@@ -51,6 +51,21 @@ void GridDims::validate_for(const ConvShape& s) const {
                                    to_string(), c.name, c.extent, c.dim, c.size));
     }
   }
+  const int64_t G = s.groups;
+  if (G == 1) return;
+  if (Pk < G && Pc != 1) {
+    throw InputError(fmt::format("grid {}: Pc={} with Pk={} < groups={}: a rank holding several whole groups "
+                                 "cannot split their input channels (Pc must be 1, or Pk a multiple of {})",
+                                 to_string(), Pc, Pk, G, G));
+  }
+  if (Pk > G && Pk % G != 0) {
+    throw InputError(fmt::format("grid {}: Pk={} with groups={}: Pk must be at most {} or a multiple of it",
+                                 to_string(), Pk, G, G));
+  }
+  if (Pk >= G && Pc > s.Cg()) {
+    throw InputError(fmt::format("grid {}: Pc={} is larger than C/groups={} (blocks would be empty)", to_string(),
+                                 Pc, s.Cg()));
+  }
 }
 
 void GridDims::validate_size(int64_t ranks) const {

@@ -25,7 +25,7 @@ Box4 input_box(const ConvShape& s) {
   return {{Range{0, s.N}, Range{0, s.C}, Range{0, s.H}, Range{0, s.W}}};
 }
 Box4 weight_box(const ConvShape& s) {
-  return {{Range{0, s.K}, Range{0, s.C}, Range{0, s.R}, Range{0, s.S}}};
+  return {{Range{0, s.K}, Range{0, s.Cg()}, Range{0, s.R}, Range{0, s.S}}};
 }
 Box4 output_box(const ConvShape& s) {
   return {{Range{0, s.N}, Range{0, s.K}, Range{0, s.Ho()}, Range{0, s.Wo()}}};
@@ -34,6 +34,28 @@ Box4 output_box(const ConvShape& s) {
 LayerLayout::LayerLayout(const ConvShape& shape, const GridDims& dims)
     : shape_(shape), dims_(dims), read_(shape) {
   dims_.validate_for(shape_);
+  in_fibre_ = shape_.groups == 1 ? dims_.Pk : std::max<int64_t>(1, dims_.Pk / shape_.groups);
+}
+
+Range LayerLayout::group_block(int64_t pk) const {
+  const int64_t G = shape_.groups;
+  if (dims_.Pk <= G) return balanced_block(G, dims_.Pk, pk);
+  const int64_t g = pk / in_fibre_;
+  return {g, g + 1};
+}
+
+Range LayerLayout::k_block(int64_t pk) const {
+  if (shape_.groups == 1) return balanced_block(shape_.K, dims_.Pk, pk);
+  const Range groups = group_block(pk);
+  if (dims_.Pk < shape_.groups) return {groups.begin * shape_.Kg(), groups.end * shape_.Kg()};
+  return balanced_block(shape_.Kg(), in_fibre_, pk % in_fibre_).shifted(groups.begin * shape_.Kg());
+}
+
+Range LayerLayout::c_block(int64_t pk, int64_t pc) const {
+  if (shape_.groups == 1) return balanced_block(shape_.C, dims_.Pc, pc);
+  const Range groups = group_block(pk);
+  if (dims_.Pk < shape_.groups) return {groups.begin * shape_.Cg(), groups.end * shape_.Cg()};  // Pc = 1
+  return balanced_block(shape_.Cg(), dims_.Pc, pc).shifted(groups.begin * shape_.Cg());
 }
 
 Range LayerLayout::rows_owned(int64_t ph) const {
@@ -52,18 +74,24 @@ Range LayerLayout::cols_needed(int64_t pw) const {
 }
 
 Box4 LayerLayout::in_block(GridCoord g) const {
-  return {{n_block(g.n), c_block(g.c), rows_owned(g.h), cols_owned(g.w)}};
+  return {{n_block(g.n), c_block(g.k, g.c), rows_owned(g.h), cols_owned(g.w)}};
 }
 Box4 LayerLayout::in_needed(GridCoord g) const {
-  return {{n_block(g.n), c_block(g.c), rows_needed(g.h), cols_needed(g.w)}};
+  return {{n_block(g.n), c_block(g.k, g.c), rows_needed(g.h), cols_needed(g.w)}};
 }
 Box4 LayerLayout::out_block(GridCoord g) const {
   return {{n_block(g.n), k_block(g.k), h_block(g.h), w_block(g.w)}};
 }
 Box4 LayerLayout::ker_block(GridCoord g) const {
-  return {{k_block(g.k), c_block(g.c), Range{0, shape_.R}, Range{0, shape_.S}}};
+  // Ker's channels are those within the group: every group's block starts at channel 0.
+  const Range c = c_block(g.k, g.c);
+  const int64_t first = shape_.groups == 1 ? 0 : group_block(g.k).begin * shape_.Cg();
+  const Range within = dims_.Pk < shape_.groups ? Range{0, shape_.Cg()} : c.shifted(-first);
+  return {{k_block(g.k), within, Range{0, shape_.R}, Range{0, shape_.S}}};
 }
-Slice LayerLayout::in_slice(GridCoord g) const { return split_block(in_block(g), dims_.Pk, g.k); }
+Slice LayerLayout::in_slice(GridCoord g) const {
+  return split_block(in_block(g), in_fibre_, g.k % in_fibre_);
+}
 Slice LayerLayout::out_slice(GridCoord g) const { return split_block(out_block(g), dims_.Pc, g.c); }
 Slice LayerLayout::ker_slice(GridCoord g) const {
   Box4 b = ker_block(g);
@@ -71,12 +99,12 @@ Slice LayerLayout::ker_slice(GridCoord g) const {
 }
 
 bool LayerLayout::input_in_place(GridCoord g) const {
-  return dims_.Pk == 1 && in_needed(g) == in_block(g) && halo_recv(g).empty() &&
+  return in_fibre_ == 1 && in_needed(g) == in_block(g) && halo_recv(g).empty() &&
          halo_send(g).empty();
 }
 
 bool LayerLayout::input_inside_block(GridCoord g) const {
-  return dims_.Pk == 1 && halo_recv(g).empty() && halo_send(g).empty() &&
+  return in_fibre_ == 1 && halo_recv(g).empty() && halo_send(g).empty() &&
          in_block(g).intersect(in_needed(g)) == in_needed(g);
 }
 
@@ -99,6 +127,7 @@ ConvShape LayerLayout::shape_on(GridCoord g, const Box4& in) const {
   l.H = in.extent(2);
   l.W = in.extent(3);
   l.K = out.extent(1);
+  l.groups = dims_.Pk < shape_.groups ? group_block(g.k).size() : 1;
   // Output row h reads local row h*sh + r*dh - (pad_top - h0*sh + first needed row).
   l.pad_top = shape_.pad_top - out.r[2].begin * shape_.stride_h + in.r[2].begin;
   l.pad_left = shape_.pad_left - out.r[3].begin * shape_.stride_w + in.r[3].begin;

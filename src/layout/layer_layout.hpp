@@ -14,6 +14,18 @@
 // Example, H=Ho=8 (3x3, stride 1, pad 1), Ph=2: output rows [0,4) and [4,8); ph=0 owns input
 // rows [0,3) and needs [0,5); ph=1 owns [3,8) and needs [3,8). ph=0 receives rows 3-4 (its halo)
 // from ph=1.
+//
+// Groups (G = groups > 1; ConvShape): output channels read only their group's input channels, so
+// the k-fibre splits the groups first and its ranks no longer all read the same input.
+//   Pk < G   : pk holds the whole groups group_block(pk), their K/G output and C/G input
+//              channels each (Pc = 1); its input is its own, the local convolution grouped;
+//   Pk = m*G : group pk / m is split over m consecutive pk (its K/G output channels) and Pc
+//              (its C/G input channels); those m ranks share their input.
+// The ranks of a k-fibre that share their input form its input fibre, of in_fibre_size() = m
+// ranks (Pk when G = 1, 1 when Pk <= G): In and dIn are split over it, not over the whole
+// k-fibre. Ker is K x C/G x R x S; ker_block's channel range is within the group.
+// Example, depthwise C=K=G=64 on Pk=4: pk holds channels [16pk, 16pk+16) of In, Out and Ker and
+// moves no input at all; only halos and the weights' nhw-fibre remain.
 #pragma once
 
 #include <cstdint>
@@ -48,12 +60,18 @@ class LayerLayout {
   const GridDims& dims() const { return dims_; }
   const ReadPixels& read() const { return read_; }
 
-  // Iteration-space blocks.
+  // Iteration-space blocks. The input channels of pc depend on pk's groups (one block, all pk,
+  // when G = 1).
   Range n_block(int64_t pn) const { return balanced_block(shape_.N, dims_.Pn, pn); }
-  Range k_block(int64_t pk) const { return balanced_block(shape_.K, dims_.Pk, pk); }
-  Range c_block(int64_t pc) const { return balanced_block(shape_.C, dims_.Pc, pc); }
+  Range k_block(int64_t pk) const;
+  Range c_block(int64_t pk, int64_t pc) const;
   Range h_block(int64_t ph) const { return balanced_block(shape_.Ho(), dims_.Ph, ph); }
   Range w_block(int64_t pw) const { return balanced_block(shape_.Wo(), dims_.Pw, pw); }
+
+  // The groups of pk ([0, 1) when G = 1), and its input fibre: m = in_fibre_size() ranks
+  // pk - pk % m ... that share their input; pk is member pk % m.
+  Range group_block(int64_t pk) const;
+  int64_t in_fibre_size() const { return in_fibre_; }
 
   // Input rows (columns) owned at rest by ph (pw), and read by its output rows (columns).
   Range rows_owned(int64_t ph) const;
@@ -65,22 +83,22 @@ class LayerLayout {
   Box4 in_needed(GridCoord g) const;  // (n, c, y, x): read by the rank's outputs
   Box4 out_block(GridCoord g) const;  // (n, k, h, w)
   Box4 ker_block(GridCoord g) const;  // (k, c, r, s)
-  Slice in_slice(GridCoord g) const;  // at-rest share of In/dIn held by g
+  Slice in_slice(GridCoord g) const;  // at-rest share of In/dIn held by g (split over the input fibre)
   Slice out_slice(GridCoord g) const; // at-rest share of Out/dOut held by g
   Slice ker_slice(GridCoord g) const; // at-rest share of Ker/dKer held by g
 
-  // True when the rank's needed input is exactly its at-rest In slice (no k-fibre, no halo
+  // True when the rank's needed input is exactly its at-rest In slice (no input fibre, no halo
   // either way): the grid algorithm then uses the slice where it lies, without a copy.
   bool input_in_place(GridCoord g) const;
 
-  // True when no k-fibre and no halo either way: the needed input lies inside the at-rest slice,
+  // True when no input fibre and no halo either way: the needed input lies inside the at-rest slice,
   // which may go on past it by a few rows or columns no output reads (a 1x1 filter at stride 2
   // on an even image). The grid algorithm then gives the kernel the slice where it lies, shaped
   // as block_shape(g).
   bool input_inside_block(GridCoord g) const;
 
   // The rank's local convolution: input in_needed(g), output out_block(g), weights ker_block(g),
-  // with the padding that remains at the image border.
+  // with the padding that remains at the image border; grouped when g holds several groups.
   ConvShape local_shape(GridCoord g) const;
   // The same convolution on input in_block(g) (for input_inside_block(g)): the unread rows and
   // columns at the end (fewer than the stride) take the place of bottom and right padding.
@@ -107,6 +125,7 @@ class LayerLayout {
   ConvShape shape_;
   GridDims dims_;
   ReadPixels read_;
+  int64_t in_fibre_;
 };
 
 }  // namespace convgrid

@@ -16,11 +16,12 @@ class Charges {
  public:
   Charges(const LayerLayout& L, GridCoord g, int64_t ranks_per_node) : L_(L), g_(g), node_(ranks_per_node) {}
 
-  // In over the k-fibre (read pixels of the other slices) and the halo from spatial neighbours.
+  // In over the input fibre (read pixels of the other slices) and the halo from spatial neighbours.
   void gather_input() {
-    if (L_.dims().Pk > 1) {
+    const int64_t m = L_.in_fibre_size();
+    if (m > 1) {
       int64_t total = 0, words = 0;
-      for (int64_t j = 0; j < L_.dims().Pk; ++j) {
+      for (int64_t j = g_.k - g_.k % m; j < g_.k - g_.k % m + m; ++j) {
         GridCoord o = g_;
         o.k = j;
         const int64_t w = L_.read_count(L_.in_slice(o));
@@ -51,7 +52,9 @@ class Charges {
     }
   }
 
-  void reduce_scatter(Fibre f, int64_t own_slice_words) { add_reduce_scatter(v, L_.dims(), g_, f, node_, own_slice_words); }
+  void reduce_scatter(Fibre f, int64_t own_slice_words) {
+    add_reduce_scatter(v, L_.dims(), g_, f, node_, own_slice_words, in_fibre(f));
+  }
 
   // One message from each neighbour that sends words.
   void halo(const std::vector<HaloPiece>& pieces) {
@@ -67,12 +70,15 @@ class Charges {
   PassVolume v;
 
  private:
+  // The k-fibre's collectives run over the input fibre.
+  int64_t in_fibre(Fibre f) const { return f == Fibre::k ? L_.in_fibre_size() : 0; }
+
   void blocking_gather(Fibre f, int64_t total_bytes, int64_t words) {
-    const int64_t q = fibre_size(L_.dims(), f);
+    const int64_t q = fibre_size(L_.dims(), f, in_fibre(f));
     const int64_t rounds = all_gather_rounds(q, total_bytes);
     v.messages += 1;
     v.latency_steps += rounds;
-    charge_lockstep(v, fibre_in_one_node(L_.dims(), g_, f, node_), rounds, words);
+    charge_lockstep(v, fibre_in_one_node(L_.dims(), g_, f, node_, in_fibre(f)), rounds, words);
   }
 
   const LayerLayout& L_;

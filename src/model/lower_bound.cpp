@@ -11,6 +11,13 @@
 // lies in at most rho of the I_rs: row y is read by tap r only when r*dh = y + pad (mod sh),
 // which picks one r in every sh/gcd(sh,dh) consecutive ones, so at most
 // rho_h = ceil(R / (sh/gcd(sh,dh))) taps along h; likewise along w, and rho = rho_h * rho_w.
+// Grouped layers (G groups): the argument runs per group (a matrix multiplication of K/G by C/G
+// for each tap), V_g <= sqrt(|O_g| |K_g| rho |I_g|) on the group's parts of the footprints, and
+// sum_g sqrt(a_g b_g c_g) <= sqrt(sum a_g) sqrt(sum b_g c_g) <= sqrt(sum a_g sum b_g sum c_g)
+// (Cauchy-Schwarz, then sum b_g c_g <= sum b_g sum c_g), so the same inequality holds with G the
+// grouped multiply-adds and Ker its K*C/G words. For a depthwise layer it is mostly 0: each
+// output reads only R*S weights and the input of its own channel, nothing forces a channel's
+// sum to be shared, and what remains are halos, which no volume argument bounds below.
 // For a fixed product the sum is smallest when the three are equal (AM-GM), so
 //   |O| + |K| + |I| >= 3 (V^2/rho)^(1/3).
 // Every In and Ker word a rank uses but does not hold must be received by it; every output it
@@ -78,7 +85,7 @@ BoundTerms bound_terms(const ConvShape& s) {
   const ReadPixels read(s);
   BoundTerms t;
   // Each factor is at most its counterpart in s.macs(), which validate() keeps within 64 bits.
-  t.macs = s.N * s.K * s.C * valid_pairs(s.H, s.Ho(), s.R, s.stride_h, s.dil_h, s.pad_top) *
+  t.macs = s.N * s.K * s.Cg() * valid_pairs(s.H, s.Ho(), s.R, s.stride_h, s.dil_h, s.pad_top) *
            valid_pairs(s.W, s.Wo(), s.S, s.stride_w, s.dil_w, s.pad_left);
   t.rho_h = taps_per_pixel(s.R, s.stride_h, s.dil_h);
   t.rho_w = taps_per_pixel(s.S, s.stride_w, s.dil_w);

@@ -17,11 +17,12 @@ namespace convgrid {
 
 // The exact counts the bounds are made of.
 struct BoundTerms {
-  int64_t macs = 0;     // G: multiply-adds that read a real input pixel (padding taps excluded)
+  int64_t macs = 0;     // G: multiply-adds that read a real input pixel (padding taps excluded;
+                        // of the channels of one group with groups)
   int64_t rho_h = 1;    // most filter taps along h that read the same input row
   int64_t rho_w = 1;    // the same along w
   int64_t in_used = 0;  // input pixels that at least one output reads
-  int64_t ker = 0;      // K*C*R*S
+  int64_t ker = 0;      // K*C/groups*R*S
   int64_t out = 0;      // N*K*Ho*Wo
 
   int64_t rho() const { return rho_h * rho_w; }

@@ -34,13 +34,15 @@ inline bool same_node(int64_t a, int64_t b, int64_t ranks_per_node) {
 
 // The fibres of the grid algorithm through rank g (grid/process_grid.hpp): the k-fibre (In's
 // slices), the c-fibre (Out's) and the nhw-fibre (Ker's), members in communicator order.
+// `in_fibre` (> 0) narrows the k-fibre to its part of that many consecutive pk holding g, a
+// grouped layer's input fibre (LayerLayout::in_fibre_size); 0 is the whole k-fibre.
 enum class Fibre { k, c, nhw };
-int64_t fibre_size(const GridDims& d, Fibre f);
-std::vector<int64_t> fibre_ranks(const GridDims& d, GridCoord g, Fibre f);
+int64_t fibre_size(const GridDims& d, Fibre f, int64_t in_fibre = 0);
+std::vector<int64_t> fibre_ranks(const GridDims& d, GridCoord g, Fibre f, int64_t in_fibre = 0);
 // Whether every member of g's fibre is on g's node.
-bool fibre_in_one_node(const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node);
+bool fibre_in_one_node(const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node, int64_t in_fibre = 0);
 // The edges of g's fibre's ring (member i to member i+1 mod size) that cross the network.
-int64_t ring_network_edges(const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node);
+int64_t ring_network_edges(const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node, int64_t in_fibre = 0);
 
 // The largest message MPI sends eagerly, without waiting for the receiver: SMPI's default
 // (smpi/send-is-detached-thresh), and Open MPI's eager limit over TCP and shared memory.
@@ -55,7 +57,7 @@ void charge_lockstep(PassVolume& v, bool in_one_node, int64_t rounds, int64_t wo
 // The blocking reduce-scatter (the ring) over g's fibre of the rank's own slice of
 // `own_slice_words`: its words, message and rounds, and their links.
 void add_reduce_scatter(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node,
-                        int64_t own_slice_words);
+                        int64_t own_slice_words, int64_t in_fibre = 0);
 // A linear collective's or a point-to-point message's: `node_words` of its words come from peers
 // on the rank's node; its `rounds` (one, or none when nothing moves) are the node's when every
 // peer is.

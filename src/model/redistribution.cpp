@@ -81,10 +81,17 @@ Placement::Placement(const LayerLayout& layout, Side side, Box4 tensor)
     : dims_(layout.dims()), side_(side), tensor_(tensor) {
   const GridDims& d = dims_;
   for (int64_t i = 0; i < d.Pn; ++i) n_.push_back(layout.n_block(i));
-  for (int64_t i = 0; i < (side == Side::in ? d.Pc : d.Pk); ++i) {
-    channel_.push_back(side == Side::in ? layout.c_block(i) : layout.k_block(i));
+  // In: the channel blocks of every input fibre (pk / m) and pc, each split over the fibre's m
+  // ranks; Out: the k blocks, each split over the c-fibre.
+  const int64_t m = layout.in_fibre_size();
+  if (side == Side::in) {
+    for (int64_t f = 0; f < d.Pk / m; ++f) {
+      for (int64_t i = 0; i < d.Pc; ++i) channel_.push_back(layout.c_block(f * m, i));
+    }
+  } else {
+    for (int64_t i = 0; i < d.Pk; ++i) channel_.push_back(layout.k_block(i));
   }
-  parts_ = side == Side::in ? d.Pk : d.Pc;
+  parts_ = side == Side::in ? m : d.Pc;
   const bool whole_channels = std::all_of(channel_.begin(), channel_.end(),
                                           [&](Range c) { return c.size() >= parts_; });
   if (whole_channels && channel_.size() * parts_ <= (size_t{1} << 20)) {
@@ -123,10 +130,10 @@ Placement Placement::input_of(const LayerLayout& layout) {
 }
 
 // LayerLayout::out_slice (Out and pooled Out: split over the c-fibre) and in_slice (split over
-// the k-fibre), from the tables.
+// the input fibre), from the tables.
 Slice Placement::slice_at(GridCoord g) const {
   const bool in = side_ == Side::in;
-  const int64_t channel = in ? g.c : g.k, part = in ? g.k : g.c;
+  const int64_t channel = in ? g.k / parts_ * dims_.Pc + g.c : g.k, part = in ? g.k % parts_ : g.c;
   if (!split_.empty()) {
     return Slice::whole(Box4{{n_[g.n], split_[channel * parts_ + part], row_[g.h], col_[g.w]}});
   }

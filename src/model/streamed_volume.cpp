@@ -53,7 +53,7 @@ void halo(const LayerLayout& L, GridCoord g, int64_t ranks_per_node, const std::
 }  // namespace
 
 std::vector<Range> stream_panels(const LayerLayout& L, GridCoord g, Pass p, int64_t panels) {
-  const Range block = p == Pass::forward         ? L.c_block(g.c)
+  const Range block = p == Pass::forward         ? L.c_block(g.k, g.c)
                       : p == Pass::backward_data ? L.k_block(g.k)
                                                  : L.n_block(g.n);
   const int64_t b = std::clamp<int64_t>(panels, 1, std::max<int64_t>(1, block.size()));

@@ -70,7 +70,8 @@ std::pair<double, double> halo_totals(const LayerLayout& L, const Halos& halos) 
   }
   const ConvShape& s = L.shape();
   const GridDims& d = L.dims();
-  const double words = static_cast<double>(d.Pk) * s.N * s.C * (nr * nc - orr * oc);
+  // Every input channel's halo goes to each rank of its input fibre.
+  const double words = static_cast<double>(L.in_fibre_size()) * s.N * s.C * (nr * nc - orr * oc);
   const double messages = static_cast<double>(d.Pn) * d.Pk * d.Pc * (mr * mc - own_r * own_c);
   return {words, messages};
 }
@@ -82,6 +83,7 @@ VolumeStats pass_volume_mean(const LayerLayout& L, Pass pass, Held held) {
   const GridDims& d = L.dims();
   const double P = static_cast<double>(d.size());
   const double q = static_cast<double>(d.nhw_size());
+  const double m = static_cast<double>(L.in_fibre_size());  // each In block is gathered by m ranks
   const double in_read = static_cast<double>(s.N) * s.C * L.read().rows_in({0, s.H}) *
                          L.read().cols_in({0, s.W});
   const double ker = static_cast<double>(s.weight_elems());
@@ -100,7 +102,7 @@ VolumeStats pass_volume_mean(const LayerLayout& L, Pass pass, Held held) {
   };
   switch (pass) {
     case Pass::forward:
-      collective(!held.in_needed, d.Pk, (d.Pk - 1) * in_read);
+      collective(!held.in_needed, m, (m - 1) * in_read);
       if (!held.in_needed) halo();
       collective(!held.ker_block, q, (q - 1) * ker);
       collective(true, d.Pc, (d.Pc - 1) * out);
@@ -109,10 +111,10 @@ VolumeStats pass_volume_mean(const LayerLayout& L, Pass pass, Held held) {
       collective(!held.dout_block, d.Pc, (d.Pc - 1) * out);
       collective(!held.ker_block, q, (q - 1) * ker);
       halo();
-      collective(true, d.Pk, (d.Pk - 1) * in_read);
+      collective(true, m, (m - 1) * in_read);
       break;
     case Pass::backward_weights:
-      collective(!held.in_needed, d.Pk, (d.Pk - 1) * in_read);
+      collective(!held.in_needed, m, (m - 1) * in_read);
       if (!held.in_needed) halo();
       collective(!held.dout_block, d.Pc, (d.Pc - 1) * out);
       collective(true, q, (q - 1) * ker);
@@ -165,13 +167,18 @@ std::vector<GridCoord> representative_ranks(const LayerLayout& L) {
 
   auto n_classes = classes(d.Pn, [&](int64_t j) { return std::vector<int64_t>{L.n_block(j).size()}; });
   auto k_classes = classes(d.Pk, [&](int64_t j) {
+    // Grouped: a rank's channels, slices and fibre follow from its groups' count (Pk < G) or its
+    // place in its input fibre (Pk = m*G; every group alike).
+    if (s.groups > 1) {
+      return std::vector<int64_t>{d.Pk < s.groups ? L.group_block(j).size() : j % L.in_fibre_size()};
+    }
     if (in_flat) return std::vector<int64_t>{j};
     return std::vector<int64_t>{L.k_block(j).size(), balanced_block(c_small, d.Pk, j).size(),
                                 balanced_block(c_small + 1, d.Pk, j).size()};
   });
   auto c_classes = classes(d.Pc, [&](int64_t j) {
     if (out_flat) return std::vector<int64_t>{j};
-    return std::vector<int64_t>{L.c_block(j).size(), balanced_block(k_small, d.Pc, j).size(),
+    return std::vector<int64_t>{L.c_block(0, j).size(), balanced_block(k_small, d.Pc, j).size(),
                                 balanced_block(k_small + 1, d.Pc, j).size()};
   });
   auto line_sig = [&](const HaloLine& l, int64_t out_size, Range owned, Range needed) {

@@ -122,7 +122,7 @@ std::vector<int64_t> panel_choices(const ConvShape& shape, const GridDims& grid,
   const LayerLayout L(shape, grid);
   int64_t most = 1;
   for (Pass p : o.passes) {
-    const Range r = p == Pass::forward ? L.c_block(0) : p == Pass::backward_data ? L.k_block(0) : L.n_block(0);
+    const Range r = p == Pass::forward ? L.c_block(0, 0) : p == Pass::backward_data ? L.k_block(0) : L.n_block(0);
     most = std::max(most, r.size());
   }
   std::vector<int64_t> b;
@@ -131,12 +131,16 @@ std::vector<int64_t> panel_choices(const ConvShape& shape, const GridDims& grid,
   return b;
 }
 
+// Whether the streamed algorithm is a candidate: allowed, and the layer not grouped (it does not
+// run grouped layers).
+bool may_stream(const ConvShape& shape, const PlanOptions& o) { return o.allow_streaming && shape.groups == 1; }
+
 // The plan of a grid under the memory limit: the grid algorithm when it fits, else the streamed
 // one with the fewest panels that fits; none when neither does.
 std::optional<LayerPlan> fitting_plan(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
   LayerPlan plan = evaluate_grid(shape, grid, o);
   if (!o.mem_per_rank_bytes || plan.memory_bytes <= *o.mem_per_rank_bytes) return plan;
-  if (!o.allow_streaming) return std::nullopt;
+  if (!may_stream(shape, o)) return std::nullopt;
   for (int64_t b : panel_choices(shape, grid, o)) {
     LayerPlan streamed = evaluate_streamed(shape, grid, o, b);
     if (streamed.memory_bytes <= *o.mem_per_rank_bytes) return streamed;
@@ -148,7 +152,7 @@ std::optional<LayerPlan> fitting_plan(const ConvShape& shape, const GridDims& gr
 // (memory need not fall with every extra panel), so that a limit of it has a plan.
 int64_t least_memory(const ConvShape& shape, const GridDims& grid, const PlanOptions& o) {
   int64_t m = evaluate_grid(shape, grid, o).memory_bytes;
-  if (o.allow_streaming) {
+  if (may_stream(shape, o)) {
     for (int64_t b : panel_choices(shape, grid, o)) {
       m = std::min(m, evaluate_streamed(shape, grid, o, b).memory_bytes);
     }
@@ -179,8 +183,8 @@ std::vector<Candidate> candidate_grids(const ConvShape& shape, const PlanOptions
   }
   if (candidates.empty()) {
     throw InputError(fmt::format("no grid of {} ranks{} fits the layer {} (Pn,Pk,Pc,Ph,Pw may not "
-                                 "exceed N,K,C,Ho,Wo)", o.procs, allowed ? " of the family" : "",
-                                 shape.to_string()));
+                                 "exceed N,K,C,Ho,Wo{})", o.procs, allowed ? " of the family" : "",
+                                 shape.to_string(), shape.groups == 1 ? "" : "; with groups Pk is below G with Pc = 1, or a multiple of G"));
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return a.estimate != b.estimate ? a.estimate < b.estimate : a.order < b.order;
@@ -235,6 +239,7 @@ std::vector<LayerPlan> memory_tradeoff(const ConvShape& shape, const PlanOptions
   std::vector<LayerPlan> plans;
   for (const Candidate& c : candidate_grids(shape, o, {})) {
     plans.push_back(evaluate_grid(shape, c.grid, o));
+    if (shape.groups != 1) continue;
     for (int64_t b : panel_choices(shape, c.grid, o)) plans.push_back(evaluate_streamed(shape, c.grid, o, b));
   }
   return plans;

@@ -22,6 +22,7 @@
 namespace convgrid {
 namespace {
 
+using ::convgrid::test_data::kAwkwardGroupedShapes;
 using ::convgrid::test_data::kAwkwardShapes;
 
 using ::convgrid::test_data::random_tensor;
@@ -137,6 +138,14 @@ void sweep(Backend backend, std::span<const char* const> shapes) {
 
 // The distribution logic over all awkward shapes, with the loop-nest kernels (fast to set up).
 TEST(GridConv, AllPassesMatchReferenceAndModelOnEveryGrid) { sweep(Backend::reference, kAwkwardShapes); }
+
+// Grouped layers (depthwise and groups of a few channels), whose k-fibre splits the groups: the
+// same assertions, with both engines.
+TEST(GridConv, GroupedLayersOnEveryGrid) { sweep(Backend::reference, kAwkwardGroupedShapes); }
+TEST(GridConv, GroupedLayersWithOneDnnOnEveryGrid) {
+  const char* shapes[] = {kAwkwardGroupedShapes[0]};
+  sweep(Backend::onednn, shapes);
+}
 
 // The same with oneDNN as the local engine, on one of the shapes.
 TEST(GridConv, OneDnnEngineOnEveryGrid) {
