@@ -162,6 +162,20 @@ TEST_F(OnnxImportTest, AsymmetricPadsStrideAndDilation) {
   EXPECT_EQ(net.layers().size(), 1u);  // not flat: no loss appended
 }
 
+// group=G: the weight is K x C/G x R x S; depthwise when G = C = K.
+TEST_F(OnnxImportTest, GroupedAndDepthwiseConvolutions) {
+  ModelBuilder b({6, 8, 8});
+  integer(b.conv("grouped", "x", 2, 9, 3, 3), "group", 3);  // 6 channels in 3 groups of 2
+  integer(b.conv("depthwise", "grouped", 1, 9, 3, 3), "group", 9);
+  const Network net = import_onnx(b.save(path("m.onnx"), "depthwise")).network;
+  ASSERT_EQ(net.layers().size(), 2u);
+  EXPECT_EQ(net.layers()[0].conv.groups, 3);
+  EXPECT_EQ(net.layers()[1].conv.groups, 9);
+  const ConvShape s = conv_shape(net.layers()[1], 4);
+  EXPECT_EQ(s.to_string(), "N=4,C=9,H=6,W=6,K=9,R=3,S=3,groups=9");
+  EXPECT_EQ(s.weight_elems(), 9 * 9);
+}
+
 TEST_F(OnnxImportTest, AutoPad) {
   struct Case {
     std::string mode;
@@ -243,12 +257,18 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
     std::vector<std::string> parts;
   };
   const std::vector<Case> cases = {
-      {"group",
+      {"group that does not divide",
        [](ModelBuilder& b) {
-         integer(b.conv("Conv_12", "x", 2, 4, 3, 3), "group", 2);
+         integer(b.conv("Conv_12", "x", 1, 4, 3, 3), "group", 3);
          return "Conv_12";
        },
-       {"node 'Conv_12' (Conv): group=2 is not supported yet"}},
+       {"node 'Conv_12' (Conv): group=3 does not divide the input's C=2 and the weight's K=4"}},
+      {"group weight mismatch",
+       [](ModelBuilder& b) {
+         integer(b.conv("Conv_13", "x", 2, 4, 3, 3), "group", 2);
+         return "Conv_13";
+       },
+       {"node 'Conv_13' (Conv): weight 'Conv_13.w' is [4,2,3,3] but the input has C=2 in group=2 groups"}},
       {"concat",
        [](ModelBuilder& b) {
          b.node("Concat", {"x", "x"}, "cat");

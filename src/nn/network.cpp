@@ -234,7 +234,8 @@ ConvShape conv_shape(const Layer& layer, int64_t batch) {
                     .pad_bottom = p.pad_bottom,
                     .pad_right = p.pad_right,
                     .dil_h = p.dil_h,
-                    .dil_w = p.dil_w};
+                    .dil_w = p.dil_w,
+                    .groups = p.groups};
   s.validate();
   return s;
 }

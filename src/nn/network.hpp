@@ -61,6 +61,7 @@ struct ConvParams {
   int64_t stride_h = 1, stride_w = 1;
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t dil_h = 1, dil_w = 1;
+  int64_t groups = 1;  // ConvShape::groups
   bool bias = false;
 
   bool operator==(const ConvParams&) const = default;

@@ -146,6 +146,7 @@ ReadLayer read_layer(const Json& j, size_t index) {
       std::tie(c.pad_top, c.pad_left) = r.pair("pad", Pair{0, 0});
       std::tie(c.pad_bottom, c.pad_right) = r.pair("pad_end", Pair{c.pad_top, c.pad_left});
       std::tie(c.dil_h, c.dil_w) = r.pair("dilation", Pair{1, 1});
+      c.groups = r.integer("groups", 1);
       c.bias = r.boolean("bias", false);
       break;
     case LayerKind::fully_connected:
@@ -214,6 +215,7 @@ Json layer_json(const Layer& l) {
         j["pad_end"] = pair_json(c.pad_bottom, c.pad_right);
       }
       if (c.dil_h != 1 || c.dil_w != 1) j["dilation"] = pair_json(c.dil_h, c.dil_w);
+      if (c.groups != 1) j["groups"] = c.groups;
       j["bias"] = c.bias;
       break;
     case LayerKind::fully_connected:

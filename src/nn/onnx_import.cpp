@@ -199,7 +199,6 @@ class Importer {
 
   void conv(const onnx::NodeProto& node, const std::string& name) {
     const int64_t group = int_attribute(node, "group", 1);
-    if (group != 1) refuse(fmt::format("group={} is not supported yet", group));
     if (node.input_size() < 2) refuse("it has no weight input");
     const onnx::TensorProto& w = constant(node.input(1), "weight");
     const Ints wd = tensor_dims(w);
@@ -208,9 +207,11 @@ class Importer {
           "weight '{}' has {} dimensions; only 2-D convolutions (K x C x R x S) are supported",
           w.name(), wd.size()));
     const Activation in = activation_of(node.input(0));
-    if (wd[1] != in.C)
-      refuse(fmt::format("weight '{}' is [{}] but the input has C={}", w.name(), fmt::join(wd, ","),
-                         in.C));
+    if (group < 1 || in.C % group != 0 || wd[0] % group != 0)
+      refuse(fmt::format("group={} does not divide the input's C={} and the weight's K={}", group, in.C, wd[0]));
+    if (wd[1] * group != in.C)
+      refuse(fmt::format("weight '{}' is [{}] but the input has C={}{}", w.name(), fmt::join(wd, ","), in.C,
+                         group == 1 ? "" : fmt::format(" in group={} groups", group)));
     const Ints kernel = ints_attribute(node, "kernel_shape", {wd[2], wd[3]});
     if (kernel[0] != wd[2] || kernel[1] != wd[3])
       refuse(fmt::format("kernel_shape=[{}] but the weight is [{}]", fmt::join(kernel, ","),
@@ -220,6 +221,7 @@ class Importer {
     c.K = wd[0];
     c.R = wd[2];
     c.S = wd[3];
+    c.groups = group;
     const Ints stride = ints_attribute(node, "strides", {1, 1});
     const Ints dil = ints_attribute(node, "dilations", {1, 1});
     std::tie(c.stride_h, c.stride_w) = std::pair(stride[0], stride[1]);

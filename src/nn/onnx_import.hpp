@@ -1,7 +1,7 @@
 // Networks from ONNX files (torch.onnx.export): the graph's nodes become convgrid layers, named
 // after their nodes, in the graph's (topological) order.
 //
-//   Conv (group 1; stride, dilation, pads incl. asymmetric, auto_pad, bias)  -> conv
+//   Conv (group, stride, dilation, pads incl. asymmetric, auto_pad, bias)  -> conv
 //   Gemm (transA 0, alpha = beta = 1) and MatMul with constant weights       -> fc
 //     (an Add of a constant right after a MatMul is its bias)
 //   Relu -> relu;  BatchNormalization -> batch_norm (its epsilon and momentum matter to training

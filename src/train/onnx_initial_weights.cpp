@@ -73,7 +73,7 @@ std::map<std::string, std::vector<float>> onnx_initial_tensors(
     const int64_t K = layer.conv.K, C = layer.in.C;
     switch (layer.kind) {
       case LayerKind::conv:
-        take(layer, ".weight", o.weight, K * C * layer.conv.R * layer.conv.S);
+        take(layer, ".weight", o.weight, K * (C / layer.conv.groups) * layer.conv.R * layer.conv.S);
         if (!o.bias.empty()) take(layer, ".bias", o.bias, K);
         break;
       case LayerKind::fully_connected: {

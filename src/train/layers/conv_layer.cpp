@@ -172,7 +172,7 @@ class ConvLayer final : public TrainLayer {
 
   void init_parameters() {
     const ConvShape& shape = layout_->shape();
-    const float bound = 1.0f / std::sqrt(static_cast<float>(shape.C * shape.R * shape.S));
+    const float bound = 1.0f / std::sqrt(static_cast<float>(shape.Cg() * shape.R * shape.S));  // fan-in
     ker_ = take_floats(ker_buf_);
     dker_ = take_floats(dker_buf_);
     const Slice kslice = layout_->ker_slice(g_);
