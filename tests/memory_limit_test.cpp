@@ -6,11 +6,6 @@
 // figures are relative to the bytes held when a test starts, but for the one whole message.
 #include "convgrid/memory.hpp"
 
-#include <mpi.h>
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#endif
-
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -22,6 +17,7 @@
 #include "comm/communicator.hpp"
 #include "convgrid/error.hpp"
 #include "nn/builtin_networks.hpp"
+#include "one_rank_mpi.hpp"
 #include "train/dist_net.hpp"
 #include "train/sgd.hpp"
 #include "train/step_memory.hpp"
@@ -31,32 +27,6 @@
 
 namespace convgrid {
 namespace {
-
-// Runs `f` with LeakSanitizer ignoring what it allocates and keeps. Open MPI's initialisation and
-// finalisation keep allocations to the end of the process, which the sanitizer build's leak
-// check (scripts/test.sh) would report although they are not this project's.
-template <class F>
-void ignoring_leaks(F&& f) {
-#if defined(__SANITIZE_ADDRESS__)
-  __lsan_disable();
-  f();
-  __lsan_enable();
-#else
-  f();
-#endif
-}
-
-// DistNet needs MPI: one rank (a singleton), for the whole program.
-class MpiEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    ignoring_leaks([] { MPI_Init(nullptr, nullptr); });
-  }
-  void TearDown() override {
-    ignoring_leaks([] { MPI_Finalize(); });
-  }
-};
-::testing::Environment* const kMpi = ::testing::AddGlobalTestEnvironment(new MpiEnvironment);
 
 int64_t now() { return MemoryTracker::current_bytes(); }
 int64_t peak() { return MemoryTracker::peak_bytes(); }

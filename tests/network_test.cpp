@@ -288,6 +288,22 @@ TEST(NetworkJson, TinyNetworkIsValid) {
   EXPECT_EQ(layer(net, "max_pool2").pool, (PoolParams{2, 2, 2, 2, 0, 0}));
 }
 
+// relu6 is read and written like relu: no keys of its own, the input's shape, a name of its kind.
+TEST(NetworkJson, Relu6ReadsBackAndKeepsTheShape) {
+  const Network net =
+      network_from_json(tiny_with("{\"type\": \"relu\"}", "{\"type\": \"relu6\"}"), "t.json");
+  const Layer& r = layer(net, "relu61");
+  EXPECT_EQ(r.kind, LayerKind::relu6);
+  EXPECT_EQ(r.in, (Activation{16, 32, 32}));
+  EXPECT_EQ(r.out, (Activation{16, 32, 32}));
+  const std::string text = network_to_json(net);
+  EXPECT_NE(text.find("{\"type\":\"relu6\",\"name\":\"relu61\"}"), std::string::npos) << text;
+  EXPECT_EQ(network_from_json(text, "t.json"), net);
+  EXPECT_TRUE(throws_input_error(
+      [] { network_from_json(tiny_with("\"relu\"", "\"relu6\", \"max\": 6"), "t.json"); },
+      {"t.json: layers[1]: unknown key 'max'"}));
+}
+
 TEST(NetworkJson, MalformedFilesAreNamedErrors) {
   struct Case {
     std::string text;
@@ -313,8 +329,8 @@ TEST(NetworkJson, MalformedFilesAreNamedErrors) {
       {tiny_with("{\"type\": \"relu\"}", "{\"name\": \"r\"}"),
        {"layers[1] 'r': missing key 'type'"}},
       {tiny_with("\"relu\"", "\"ReLU\""),
-       {"layers[1]: unknown layer type 'ReLU' (known: conv, relu, max_pool, avg_pool, global_avg_pool, batch_norm, flatten, "
-        "fc, softmax_xent)"}},
+       {"layers[1]: unknown layer type 'ReLU' (known: conv, relu, relu6, max_pool, avg_pool, "
+        "global_avg_pool, batch_norm, flatten, fc, softmax_xent)"}},
       {tiny_with("\"relu\"", "\"relu\", \"K\": 3"), {"layers[1]: unknown key 'K'"}},
       {tiny_with("\"pad\": 1", "\"padding\": 1"), {"layers[0] 'c1': unknown key 'padding'"}},
       {tiny_with("\"K\": 16, ", ""), {"layers[0] 'c1': missing key 'K'"}},

@@ -1,7 +1,7 @@
 // Tests of the ONNX importer: the checked-in torch export of a small residual network with batch
 // normalization against the same network written in JSON, and models built here with the ONNX
 // protobuf classes for each operator's attributes (asymmetric pads, auto_pad, Gemm and MatMul
-// layouts) and each refusal's one-line message, plus files that are not ONNX at all.
+// layouts, Clip's bounds) and each refusal's one-line message, plus files that are not ONNX at all.
 #include "nn/onnx_import.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ class ModelBuilder {
   }
 
   onnx::GraphProto* graph() { return model_.mutable_graph(); }
+  void set_opset(int64_t version) { model_.mutable_opset_import(0)->set_version(version); }
 
   onnx::NodeProto& node(const std::string& op, std::vector<std::string> inputs, std::string output,
                         const std::string& name = "") {
@@ -69,6 +71,18 @@ class ModelBuilder {
     for (int64_t i = 0; i < count; ++i) t->add_float_data(0.f);
   }
 
+  // A FLOAT scalar (no extents), as torch exports Clip's bounds: an initializer, or a Constant
+  // node's value.
+  void init_scalar(const std::string& name, float value) {
+    *graph()->add_initializer() = scalar(name, value);
+  }
+  void constant_scalar(const std::string& name, float value) {
+    auto* a = node("Constant", {}, name).add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = scalar(name, value);
+  }
+
   void init_int64(const std::string& name, Ints values) {
     auto* t = graph()->add_initializer();
     t->set_name(name);
@@ -82,6 +96,14 @@ class ModelBuilder {
                         int64_t R, int64_t S) {
     init(name + ".w", {K, C, R, S});
     return node("Conv", {in, name + ".w"}, name);
+  }
+
+  static onnx::TensorProto scalar(const std::string& name, float value) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_float_data(value);
+    return t;
   }
 
   std::string save(const std::string& path, const std::string& output) {
@@ -107,6 +129,13 @@ void integer(onnx::NodeProto& n, const std::string& name, int64_t value) {
   a->set_name(name);
   a->set_type(onnx::AttributeProto::INT);
   a->set_i(value);
+}
+
+void real(onnx::NodeProto& n, const std::string& name, float value) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(value);
 }
 
 void text(onnx::NodeProto& n, const std::string& name, const std::string& value) {
@@ -226,6 +255,73 @@ TEST_F(OnnxImportTest, FullyConnectedLayoutsAndRemovedNodes) {
   EXPECT_EQ(m.params.at("fc2"), weights("w2", "b2", true));
 }
 
+// Clip [0, 6] is relu6 and Clip [0, inf) relu, whether the bounds are attributes (opset 6) or
+// inputs (opset 11 on: initializers or Constant nodes; an empty name is an absent bound).
+TEST_F(OnnxImportTest, ClipIsRelu6OrRelu) {
+  struct Case {
+    std::string label;
+    std::function<void(ModelBuilder&)> clip;  // adds the Clip "clip" reading "c"
+    LayerKind kind;
+  };
+  const std::vector<Case> cases = {
+      {"attributes",
+       [](ModelBuilder& b) {
+         b.set_opset(6);
+         auto& n = b.node("Clip", {"c"}, "clip");
+         real(n, "min", 0);
+         real(n, "max", 6);
+       },
+       LayerKind::relu6},
+      {"initializers",
+       [](ModelBuilder& b) {
+         b.init_scalar("lo", 0);
+         b.init_scalar("hi", 6);
+         b.node("Clip", {"c", "lo", "hi"}, "clip");
+       },
+       LayerKind::relu6},
+      {"constant nodes",
+       [](ModelBuilder& b) {
+         b.constant_scalar("lo", 0);
+         b.constant_scalar("hi", 6);
+         b.node("Clip", {"c", "lo", "hi"}, "clip");
+       },
+       LayerKind::relu6},
+      {"min attribute alone",
+       [](ModelBuilder& b) {
+         b.set_opset(6);
+         real(b.node("Clip", {"c"}, "clip"), "min", 0);
+       },
+       LayerKind::relu},
+      {"max attribute at the float's largest value, ONNX's default",
+       [](ModelBuilder& b) {
+         b.set_opset(6);
+         auto& n = b.node("Clip", {"c"}, "clip");
+         real(n, "min", 0);
+         real(n, "max", std::numeric_limits<float>::max());
+       },
+       LayerKind::relu},
+      {"min input, max empty",
+       [](ModelBuilder& b) {
+         b.init_scalar("lo", 0);
+         b.node("Clip", {"c", "lo", ""}, "clip");
+       },
+       LayerKind::relu},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.label);
+    ModelBuilder b({2, 5, 5});
+    b.conv("c", "x", 2, 3, 3, 3);
+    k.clip(b);
+    const Network net = import_onnx(b.save(path("m.onnx"), "clip")).network;
+    ASSERT_EQ(net.layers().size(), 2u);
+    const Layer& l = net.layers()[1];
+    EXPECT_EQ(l.name, "clip");
+    EXPECT_EQ(l.kind, k.kind);
+    EXPECT_EQ(l.in, (Activation{3, 3, 3}));
+    EXPECT_EQ(l.out, (Activation{3, 3, 3}));
+  }
+}
+
 TEST_F(OnnxImportTest, InputShapeFromTheFlagWhereSymbolic) {
   ModelBuilder b({3, 0, 0});
   b.conv("c", "x", 3, 4, 3, 3);
@@ -275,13 +371,50 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
          return "cat";
        },
        {"node 'cat' (Concat): Concat (concatenation along channels) is not supported yet"}},
-      {"unnamed clip",
+      {"unnamed clip without bounds",
        [](ModelBuilder& b) {
          b.node("Relu", {"x"}, "r");
          b.node("Clip", {"r"}, "c", " ").set_name("");
          return "c";
        },
-       {"node 'Clip #1' (Clip): Clip (ReLU6) is not supported yet"}},
+       {"node 'Clip #1' (Clip): bounds [-inf, inf] are not supported (only [0, 6], ReLU6, and "
+        "[0, inf), ReLU)"}},
+      {"clip bounds",
+       [](ModelBuilder& b) {
+         b.init_scalar("lo", -1);
+         b.init_scalar("hi", 1);
+         b.node("Clip", {"x", "lo", "hi"}, "clip3");
+         return "clip3";
+       },
+       {"node 'clip3' (Clip): bounds [-1, 1] are not supported (only [0, 6], ReLU6, and [0, inf), "
+        "ReLU)"}},
+      {"clip max alone",
+       [](ModelBuilder& b) {
+         real(b.node("Clip", {"x"}, "clip"), "max", 6);
+         return "clip";
+       },
+       {"node 'clip' (Clip): bounds [-inf, 6] are not supported"}},
+      {"clip bound twice",
+       [](ModelBuilder& b) {
+         b.init_scalar("lo", 0);
+         real(b.node("Clip", {"x", "lo"}, "clip"), "min", 0);
+         return "clip";
+       },
+       {"node 'clip' (Clip): its min is given both as an attribute and as input 1 'lo'"}},
+      {"clip bound of two values",
+       [](ModelBuilder& b) {
+         b.init("hi", {2});
+         b.node("Clip", {"x", "", "hi"}, "clip");
+         return "clip";
+       },
+       {"node 'clip' (Clip): its max 'hi' has 2 values, not 1"}},
+      {"clip bound not constant",
+       [](ModelBuilder& b) {
+         b.node("Relu", {"x"}, "r");
+         b.node("Clip", {"r", "r"}, "clip");
+         return "clip";
+       },
+       {"node 'clip' (Clip): its min 'r' is not a constant (initializer)"}},
       {"other op",
        [](ModelBuilder& b) {
          b.node("Sigmoid", {"x"}, "s");

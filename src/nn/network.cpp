@@ -87,6 +87,7 @@ Activation output_of(const Layer& layer) {
       }
       return in;
     case LayerKind::relu:
+    case LayerKind::relu6:
     case LayerKind::batch_norm:
       return in;
   }
@@ -103,6 +104,8 @@ std::string_view to_string(LayerKind kind) {
       return "conv";
     case LayerKind::relu:
       return "relu";
+    case LayerKind::relu6:
+      return "relu6";
     case LayerKind::max_pool:
       return "max_pool";
     case LayerKind::avg_pool:

@@ -35,6 +35,7 @@ struct Activation {
 enum class LayerKind {
   conv,
   relu,
+  relu6,  // min(max(x, 0), 6): PyTorch's ReLU6 (MobileNet-V2)
   max_pool,
   avg_pool,
   global_avg_pool,  // average over all rows and columns: an avg_pool whose window is the input
@@ -44,7 +45,7 @@ enum class LayerKind {
   softmax_xent
 };
 
-// The name of a kind as the JSON format spells it: conv, relu, max_pool, avg_pool,
+// The name of a kind as the JSON format spells it: conv, relu, relu6, max_pool, avg_pool,
 // global_avg_pool, batch_norm, flatten, fc, softmax_xent.
 std::string_view to_string(LayerKind kind);
 

@@ -21,11 +21,11 @@ namespace {
 using Json = nlohmann::ordered_json;
 using Pair = std::pair<int64_t, int64_t>;
 
-constexpr LayerKind kKinds[] = {LayerKind::conv,       LayerKind::relu,
-                                LayerKind::max_pool,   LayerKind::avg_pool,
-                                LayerKind::global_avg_pool, LayerKind::batch_norm,
-                                LayerKind::flatten,    LayerKind::fully_connected,
-                                LayerKind::softmax_xent};
+constexpr LayerKind kKinds[] = {
+    LayerKind::conv,        LayerKind::relu,     LayerKind::relu6,
+    LayerKind::max_pool,    LayerKind::avg_pool, LayerKind::global_avg_pool,
+    LayerKind::batch_norm,  LayerKind::flatten,  LayerKind::fully_connected,
+    LayerKind::softmax_xent};
 
 // A value as the file spells it, cut short when long.
 std::string shown(const Json& value) {
@@ -161,6 +161,7 @@ ReadLayer read_layer(const Json& j, size_t index) {
       std::tie(p.pad_h, p.pad_w) = r.pair("pad", Pair{0, 0});
       break;
     case LayerKind::relu:
+    case LayerKind::relu6:
     case LayerKind::global_avg_pool:
     case LayerKind::batch_norm:
     case LayerKind::flatten:
@@ -228,6 +229,7 @@ Json layer_json(const Layer& l) {
                 {"pad", pair_json(p.pad_h, p.pad_w)}});
       break;
     case LayerKind::relu:
+    case LayerKind::relu6:
     case LayerKind::global_avg_pool:
     case LayerKind::batch_norm:
     case LayerKind::flatten:

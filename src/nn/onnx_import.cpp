@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <utility>
 
 #include "convgrid/error.hpp"
+#include "nn/onnx_clip.hpp"
 #include "nn/onnx_model.hpp"
 #include "nn/onnx_pool.hpp"
 #include "nn/onnx_shapes.hpp"
@@ -186,8 +188,11 @@ class Importer {
     }
     if (op == "Reshape") return reshape(node, name);
     if (op == "Softmax" || op == "LogSoftmax") return softmax(node, name);
+    if (op == "Clip") {
+      add(Layer(onnx_clip_kind(node, std::bind_front(&Importer::constant, this)), name), node);
+      return;
+    }
     if (op == "Concat") refuse("Concat (concatenation along channels) is not supported yet");
-    if (op == "Clip") refuse("Clip (ReLU6) is not supported yet");
     refuse(fmt::format("the operator {} is not supported", op));
   }
 

@@ -6,6 +6,8 @@
 //     (an Add of a constant right after a MatMul is its bias)
 //   Relu -> relu;  BatchNormalization -> batch_norm (its epsilon and momentum matter to training
 //     only, which refuses those that differ from convgrid's: train/onnx_initial_weights.hpp)
+//   Clip [0, 6] (ReLU6) -> relu6, Clip [0, inf) -> relu; bounds as attributes (opset < 11) or
+//     constant inputs (opset >= 11): nn/onnx_clip.hpp
 //   MaxPool, AveragePool (symmetric pads; ceil_mode=1 only where it gives the floor's size;
 //     count_include_pad=0 only without padding) -> max_pool, avg_pool; a 1x1 window of stride 1
 //     is removed; GlobalAveragePool -> global_avg_pool

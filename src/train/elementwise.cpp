@@ -1,4 +1,5 @@
-// ReLU and bias on a slice, one run (consecutive elements of one sample and channel) at a time.
+// ReLU, ReLU6 and bias on a slice, one run (consecutive elements of one sample and channel) at
+// a time.
 #include "train/elementwise.hpp"
 
 #include "kernel/vector_loops.hpp"
@@ -11,6 +12,14 @@ CONVGRID_VECTOR_CLONES void relu_forward(float* data, int64_t n) {
 
 CONVGRID_VECTOR_CLONES void relu_backward(const float* y, float* grad, int64_t n) {
   for (int64_t i = 0; i < n; ++i) grad[i] = y[i] > 0.0f ? grad[i] : 0.0f;
+}
+
+CONVGRID_VECTOR_CLONES void relu6_forward(float* data, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) data[i] = relu6(data[i]);
+}
+
+CONVGRID_VECTOR_CLONES void relu6_backward(const float* y, float* grad, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) grad[i] = relu6_passes(y[i]) ? grad[i] : 0.0f;
 }
 
 void add_bias(const Slice& slice, const float* bias, float* out) {

@@ -1,8 +1,8 @@
-// DistNet under mpiexec: a small network with every layer kind (conv with bias, ReLU, overlapping
-// padded max pooling, average pooling, flatten, fully connected, softmax cross-entropy) on many
-// grids gives the loss and every parameter gradient of the same network on one rank (within
-// float rounding), the redistributions move exactly the words of the model on every rank, and
-// the one-rank gradients agree with central finite differences of the loss. With reproducible
+// DistNet under mpiexec: a small network with every layer kind (conv with bias, ReLU6, ReLU,
+// overlapping padded max pooling, average pooling, flatten, fully connected, softmax cross-entropy)
+// on many grids gives the loss and every parameter gradient of the same network on one rank (within
+// float rounding), the redistributions move exactly the words of the model on every rank, and the
+// one-rank gradients agree with central finite differences of the loss. With reproducible
 // arithmetic, data-parallel grids give the one-rank run's bits.
 #include <mpi.h>
 
@@ -36,8 +36,12 @@ constexpr uint64_t kSeed = 11;
 const std::vector<int32_t> kLabels = {0, 3, 4, 1, 2, 4};
 const std::vector<float> kWeights = {1, 1, 1, 1, 1, 0};  // the last sample is padding
 
+// Inputs uniform in [-8, 8): the small network's ReLU6 then clips some of its inputs (17 of 1944
+// lie above 6), so that its gradient's cut at 6 is checked too (finite differences catch a ReLU6
+// that passes the gradient above 6).
 XentResult run_step(DistNet& net) {
   fill_seeded(net.input_slice(), net.input_tensor(), kSeed, TensorStream::input, net.input());
+  for (int64_t i = 0; i < net.input_slice().size(); ++i) net.input()[i] *= 8;
   return net.step(kLabels, kWeights, true);
 }
 

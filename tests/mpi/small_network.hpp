@@ -1,6 +1,7 @@
-// The small network of the DistNet tests: every layer kind (conv with bias, ReLU, overlapping
-// padded max pooling, average pooling, flatten, fully connected, softmax cross-entropy), with
-// plans on given grids and a list of grid choices that covers every grid of each layer.
+// The small network of the DistNet tests: every layer kind (conv with bias, ReLU6, ReLU,
+// overlapping padded max pooling, average pooling, flatten, fully connected, softmax
+// cross-entropy), with plans on given grids and a list of grid choices that covers every grid of
+// each layer.
 #pragma once
 
 #include <algorithm>
@@ -33,7 +34,7 @@ inline Layer pool(LayerKind kind, const char* name, int64_t window, int64_t stri
 inline Network small_net() {
   Network net("small", {2, 9, 9});
   net.add(conv("c1", 4, 3, 1, 1));
-  net.add(Layer(LayerKind::relu, "r1"));
+  net.add(Layer(LayerKind::relu6, "r1"));
   net.add(pool(LayerKind::max_pool, "p1", 3, 2, 1));  // 5x5, windows overlap
   net.add(conv("c2", 6, 3, 1, 1));
   net.add(Layer(LayerKind::relu, "r2"));

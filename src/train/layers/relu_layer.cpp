@@ -1,5 +1,7 @@
-// ReLU in training: y = max(x, 0) on whatever each rank holds of its input; nothing moves. In
-// place (the input's storage) when no other layer reads the input, else into a buffer of its own.
+// ReLU and ReLU6 in training: y = max(x, 0), resp. min(max(x, 0), 6), on whatever each rank
+// holds of its input; nothing moves. In place (the input's storage) when no other layer reads the
+// input, else into a buffer of its own. Backward passes the gradient where the output says the
+// function's slope is 1: y > 0, resp. 0 < y < 6 (train/elementwise.hpp).
 #include <algorithm>
 
 #include "train/elementwise.hpp"
@@ -8,6 +10,23 @@
 namespace convgrid {
 namespace {
 
+// What tells the two apart: the function of one value, whether the gradient passes where the
+// output is y, and the vectorised in-place loops.
+struct Relu {
+  static float of(float x) { return std::max(x, 0.0f); }
+  static bool passes(float y) { return y > 0.0f; }
+  static void forward(float* data, int64_t n) { relu_forward(data, n); }
+  static void backward(const float* y, float* grad, int64_t n) { relu_backward(y, grad, n); }
+};
+
+struct Relu6 {
+  static float of(float x) { return relu6(x); }
+  static bool passes(float y) { return relu6_passes(y); }
+  static void forward(float* data, int64_t n) { relu6_forward(data, n); }
+  static void backward(const float* y, float* grad, int64_t n) { relu6_backward(y, grad, n); }
+};
+
+template <class F>
 class ReluLayer final : public TrainLayer {
  public:
   explicit ReluLayer(const LayerSetup& s) : TrainLayer(s) {
@@ -31,18 +50,19 @@ class ReluLayer final : public TrainLayer {
 
   void forward(StepContext&) override {
     if (in_place()) {
-      relu_forward(in_.data, size_);
+      F::forward(in_.data, size_);
       return;
     }
-    for (int64_t i = 0; i < size_; ++i) out_.data[i] = std::max(in_.data[i], 0.0f);
+    for (int64_t i = 0; i < size_; ++i) out_.data[i] = F::of(in_.data[i]);
   }
 
   void backward(StepContext&) override {
     if (in_place()) {
-      relu_backward(in_.data, in_.grad, size_);
+      F::backward(in_.data, in_.grad, size_);
       return;
     }
-    for (int64_t i = 0; i < size_; ++i) in_.grad[i] += out_.data[i] > 0.0f ? out_.grad[i] : 0.0f;
+    for (int64_t i = 0; i < size_; ++i)
+      in_.grad[i] += F::passes(out_.data[i]) ? out_.grad[i] : 0.0f;
   }
 
  private:
@@ -54,7 +74,11 @@ class ReluLayer final : public TrainLayer {
 }  // namespace
 
 std::unique_ptr<TrainLayer> make_relu_layer(const LayerSetup& setup) {
-  return std::make_unique<ReluLayer>(setup);
+  return std::make_unique<ReluLayer<Relu>>(setup);
+}
+
+std::unique_ptr<TrainLayer> make_relu6_layer(const LayerSetup& setup) {
+  return std::make_unique<ReluLayer<Relu6>>(setup);
 }
 
 }  // namespace convgrid
