@@ -48,21 +48,23 @@ inline Network small_net() {
   return net;
 }
 
-// A residual network with batch normalization: conv-bn-relu, a block with an identity shortcut,
-// a block with a strided projection shortcut, global average pooling, fc and the loss.
+// A residual network with batch normalization: conv-bn-relu, a block with an identity shortcut
+// whose first convolution is depthwise, a block with a strided projection shortcut whose second
+// convolution is grouped (3 groups of 2 channels), global average pooling, fc and the loss.
 inline Network residual_net() {
   Network net("residual", {3, 8, 8});
   const auto conv_bn = [&](const char* conv_name, const char* bn, int64_t K, int64_t R, int64_t stride,
-                           const char* input = "") {
+                           const char* input = "", int64_t groups = 1) {
     Layer c = conv(conv_name, K, R, stride, R / 2);
     c.conv.bias = false;
+    c.conv.groups = groups;
     c.input = input;
     net.add(c);
     net.add(Layer(LayerKind::batch_norm, bn));
   };
   conv_bn("c1", "bn1", 4, 3, 1);
   net.add(Layer(LayerKind::relu, "r1"));
-  conv_bn("c2", "bn2", 4, 3, 1);
+  conv_bn("c2", "bn2", 4, 3, 1, "", 4);
   net.add(Layer(LayerKind::relu, "r2"));
   conv_bn("c3", "bn3", 4, 3, 1);
   Layer r3(LayerKind::relu, "r3");
@@ -71,7 +73,7 @@ inline Network residual_net() {
   conv_bn("proj", "proj_bn", 6, 1, 2, "r3");
   conv_bn("c4", "bn4", 6, 3, 2, "r3");
   net.add(Layer(LayerKind::relu, "r4"));
-  conv_bn("c5", "bn5", 6, 3, 1);
+  conv_bn("c5", "bn5", 6, 3, 1, "", 3);
   Layer r5(LayerKind::relu, "r5");
   r5.residual = "proj_bn";  // projection shortcut
   net.add(r5);

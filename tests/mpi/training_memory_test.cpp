@@ -24,14 +24,16 @@ using test_net::kBatch;
 const std::vector<int32_t> kLabels = {0, 3, 4, 1, 2, 4};
 const std::vector<float> kWeights = {1, 1, 1, 1, 1, 0};
 
-// The plans on `grids`, each layer streamed in `panels` panels when panels > 0.
+// The plans on `grids`, each ungrouped layer streamed in `panels` panels when panels > 0.
 std::vector<LayerPlan> plans_with_panels(const Network& net, const std::vector<GridDims>& grids,
                                          int64_t panels) {
   std::vector<LayerPlan> plans = test_net::plans_on(net, grids);
   if (panels == 0) return plans;
   PlanOptions o;
   o.procs = grids.front().size();
-  for (LayerPlan& p : plans) p = evaluate_streamed(p.shape, p.grid, o, panels);
+  for (LayerPlan& p : plans) {
+    if (p.shape.groups == 1) p = evaluate_streamed(p.shape, p.grid, o, panels);  // grouped: grid only
+  }
   return plans;
 }
 
