@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 """Exports torchvision models to ONNX and plans each with `convgrid plan --network X.onnx` (issue
-#17): batch 256 on P = 1024 by default. For each model it prints the plan's words against data
-parallelism and against the lower bound; for resnet50 and vgg16 it also plans the built-in network
-of the same name and checks that every convolution and fully connected layer gets the same grid,
-panels and words (the layers are matched by shape: the built-in resnet50 lists a block's projection
-before its main path, torchvision after, and has no batch normalization, which is not a compute
-layer). Models convgrid cannot express yet must fail with the importer's one-line refusal (the
-first unsupported node in graph order).
+#17): a training step at batch 256 on P = 256 and 1024 by default. For each model and P it prints
+the plan's words (the busiest rank's, summed over layers, passes and redistributions) against data
+parallelism, against the best batch x spatial hybrid (`--plan hybrid`) and against the lower bound,
+and, over the layers whose bound is at least half their words, the median of words / bound. For
+resnet50 and vgg16 it also plans the built-in network of the same name and checks that every
+convolution and fully connected layer gets the same grid, panels and words (the layers are matched
+by shape: the built-in resnet50 lists a block's projection before its main path, torchvision after,
+and has no batch normalization, which is not a compute layer). Models convgrid cannot express yet
+must fail with the importer's one-line refusal (the first unsupported node in graph order).
 
-    /usr/bin/python3 bench/onnx_models.py --convgrid build/convgrid [--models resnet18,vgg16]
+    /usr/bin/python3 bench/onnx_models.py --convgrid build/convgrid [--models resnet18,vgg16] [--procs 1024]
+    /usr/bin/python3 bench/onnx_models.py --markdown docs/results/models.md   # the table of docs/models.md
 
 Models are exported with random weights (weights=None), in training mode (batch normalization stays
 a layer; dropout is exported and removed by the importer), opset 13, to --dir (default /tmp/onnx-models).
@@ -28,8 +31,8 @@ MODELS = {
     "resnet18": "plan",
     "resnet50": "plan",
     "vgg16": "plan",
-    "mobilenet_v2": "Clip (ReLU6) is not supported yet",  # its first refusal; depthwise convs follow
-    "resnext50_32x4d": "group=32 is not supported yet",
+    "mobilenet_v2": "plan",
+    "resnext50_32x4d": "plan",
     "densenet121": "Concat (concatenation along channels) is not supported yet",
     # torchvision's GoogLeNet pools with ceil_mode=True (a larger output than convgrid's floor)
     # before its first Concat.
@@ -54,11 +57,29 @@ def export(name, path):
                           do_constant_folding=False)
 
 
-def plan(convgrid, network, out, args):
+def plan(convgrid, network, out, args, procs, strategy="planner"):
     cmd = [convgrid, "plan", "--network", network, "--batch", str(args.batch), "--procs",
-           str(args.procs), "--passes", args.passes, "--json", out]
+           str(procs), "--passes", args.passes, "--plan", strategy, "--json", out]
     r = subprocess.run(cmd, capture_output=True, text=True)
     return r.returncode, (r.stdout + r.stderr).strip()
+
+
+def median(values):
+    v = sorted(values)
+    if not v:
+        return None
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+def layer_ratios(plan_json):
+    """words / bound of each compute layer (all passes) whose bound is at least half its words."""
+    ratios = []
+    for l in plan_json["layers"]:
+        words = sum(f["recv_words_max"] for f in l["passes"].values())
+        bound = sum(f["lower_bound_words"] for f in l["passes"].values())
+        if words > 0 and bound >= 0.5 * words:
+            ratios.append(words / bound)
+    return ratios
 
 
 def compute_layers(plan_json):
@@ -70,56 +91,89 @@ def compute_layers(plan_json):
     return collections.Counter(rows)
 
 
+def fmt_ratio(a, b):
+    return f"{a / b:.2f}" if a and b else "n/a"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--convgrid", default="build/convgrid")
     p.add_argument("--dir", default="/tmp/onnx-models")
     p.add_argument("--models", default=",".join(MODELS))
     p.add_argument("--batch", type=int, default=256)
-    p.add_argument("--procs", type=int, default=1024)
+    p.add_argument("--procs", default="256,1024", help="comma-separated rank counts")
     p.add_argument("--passes", default="train", choices=["fwd", "train"])
+    p.add_argument("--markdown", help="also write the table as Markdown to this file")
     a = p.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     failures = 0
-    print(f"convgrid plan at batch {a.batch} on P = {a.procs}, passes {a.passes}")
-    print(f"{'model':<16} {'layers':>6} {'words':>14} {'data-par':>14} {'dp/plan':>8} {'bound':>14} "
-          f"{'plan/bound':>10}  built-in")
+    header = ["model", "P", "conv+fc layers", "words", "data-parallel", "dp/plan", "hybrid",
+              "hybrid/plan", "bound", "plan/bound", "median layer words/bound (layers)", "built-in"]
+    rows, refusals = [], []
+    print(f"convgrid plan at batch {a.batch}, passes {a.passes}")
+    print(" | ".join(header))
     for name in a.models.split(","):
         onnx_path = os.path.join(a.dir, name + ".onnx")
         export(name, onnx_path)
-        out = os.path.join(a.dir, name + ".plan.json")
-        rc, text = plan(a.convgrid, onnx_path, out, a)
-        expected = MODELS[name]
-        if expected != "plan":
-            ok = rc != 0 and expected in text and len(text.splitlines()) == 1
-            failures += not ok
-            print(f"{name:<16} refused{'' if ok else ' UNEXPECTEDLY'}: {text}")
-            continue
-        if rc != 0:
-            failures += 1
-            print(f"{name:<16} FAILED: {text}")
-            continue
-        with open(out) as f:
-            got = json.load(f)
-        t = got["totals"]
-        dp, words, bound = t["data_parallel_words"], t["recv_words_max"], t["lower_bound_words"]
-        same = ""
-        if name in BUILTIN:
-            ref_out = os.path.join(a.dir, name + ".builtin.plan.json")
-            rc2, text2 = plan(a.convgrid, BUILTIN[name], ref_out, a)
-            if rc2 != 0:
-                sys.exit(f"onnx_models: built-in {name}: {text2}")
-            with open(ref_out) as f:
-                ref = json.load(f)
-            a_layers, b_layers = compute_layers(got), compute_layers(ref)
-            same = "equal" if a_layers == b_layers else "DIFFERENT"
-            if a_layers != b_layers:
+        for procs in [int(x) for x in a.procs.split(",")]:
+            out = os.path.join(a.dir, f"{name}.P{procs}.plan.json")
+            rc, text = plan(a.convgrid, onnx_path, out, a, procs)
+            expected = MODELS[name]
+            if expected != "plan":
+                ok = rc != 0 and expected in text and len(text.splitlines()) == 1
+                failures += not ok
+                line = f"{name} refused{'' if ok else ' UNEXPECTEDLY'}: {text}"
+                print(line)
+                refusals.append(line)
+                break
+            if rc != 0:
                 failures += 1
-                only_onnx = a_layers - b_layers
-                only_builtin = b_layers - a_layers
-                same += f" (only ONNX: {sorted(only_onnx)[:3]}; only built-in: {sorted(only_builtin)[:3]})"
-        print(f"{name:<16} {len(got['layers']):>6} {words:>14} {dp if dp is not None else 'n/a':>14} "
-              f"{(dp / words if dp else 0):>8.2f} {bound:>14.0f} {words / bound:>10.2f}  {same}")
+                print(f"{name} P={procs} FAILED: {text}")
+                continue
+            with open(out) as f:
+                got = json.load(f)
+            hybrid_out = os.path.join(a.dir, f"{name}.P{procs}.hybrid.json")
+            rc_h, text_h = plan(a.convgrid, onnx_path, hybrid_out, a, procs, "hybrid")
+            hybrid = None
+            if rc_h == 0:
+                with open(hybrid_out) as f:
+                    hybrid = json.load(f)["totals"]["recv_words_max"]
+            t = got["totals"]
+            dp, words, bound = t["data_parallel_words"], t["recv_words_max"], t["lower_bound_words"]
+            same = ""
+            if name in BUILTIN:
+                ref_out = os.path.join(a.dir, f"{name}.P{procs}.builtin.plan.json")
+                rc2, text2 = plan(a.convgrid, BUILTIN[name], ref_out, a, procs)
+                if rc2 != 0:
+                    sys.exit(f"onnx_models: built-in {name}: {text2}")
+                with open(ref_out) as f:
+                    ref = json.load(f)
+                a_layers, b_layers = compute_layers(got), compute_layers(ref)
+                same = "equal" if a_layers == b_layers else "DIFFERENT"
+                if a_layers != b_layers:
+                    failures += 1
+                    only_onnx = a_layers - b_layers
+                    only_builtin = b_layers - a_layers
+                    same += f" (only ONNX: {sorted(only_onnx)[:3]}; only built-in: {sorted(only_builtin)[:3]})"
+            ratios = layer_ratios(got)
+            m = median(ratios)
+            row = [name, str(procs), str(len(got["layers"])), str(words),
+                   str(dp) if dp is not None else "n/a", fmt_ratio(dp, words),
+                   str(hybrid) if hybrid is not None else f"none ({text_h})", fmt_ratio(hybrid, words),
+                   f"{bound:.0f}", fmt_ratio(words, bound),
+                   f"{m:.3f} ({len(ratios)})" if m is not None else "n/a (0)", same or "-"]
+            rows.append(row)
+            print(" | ".join(row))
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(f"Training step (forward, backward-data, backward-weights) at batch {a.batch}; "
+                    "words are float32 elements the busiest rank receives, summed over layers, passes "
+                    "and redistributions. Made by `bench/onnx_models.py`.\n\n")
+            f.write("| " + " | ".join(header) + " |\n|" + "---|" * len(header) + "\n")
+            for r in rows:
+                f.write("| " + " | ".join(r) + " |\n")
+            for line in refusals:
+                f.write(f"\n{line}\n")
     sys.exit(1 if failures else 0)
 
 
