@@ -48,6 +48,7 @@ TEST(FuzzCorpus, EverySeedIsValid) {
       {"network_json", [](const std::string& p) { load_network(p); }},
       {"machine_profile", [](const std::string& p) { read_profile(p); }},
       {"checkpoint", [](const std::string& p) { read_checkpoint_file(p); }},
+      {"onnx_model", [](const std::string& p) { load_network(p); }},
   };
   ASSERT_TRUE(fs::is_directory(kCorpus)) << kCorpus;
   for (const auto& [harness, read] : readers) {

@@ -421,6 +421,14 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
          return "s";
        },
        {"node 's' (Sigmoid): the operator Sigmoid is not supported"}},
+      // Found by fuzzing: names from the file are written with their control characters escaped,
+      // so that the refusal stays one line.
+      {"control characters in names",
+       [](ModelBuilder& b) {
+         b.node("Sig\nmoid", {"x"}, "s", "bad\nname\x7f");
+         return "s";
+       },
+       {"node 'bad\\x0aname\\x7f' (Sig\\x0amoid): the operator Sig\\x0amoid is not supported"}},
       {"add read twice",
        [](ModelBuilder& b) {
          b.node("Relu", {"x"}, "r");

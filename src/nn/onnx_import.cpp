@@ -41,7 +41,7 @@ struct PendingAdd {
 std::string layer_name(const onnx::NodeProto& node, int index) {
   std::string name = node.name();
   while (!name.empty() && name.front() == '/') name.erase(name.begin());
-  if (name.empty()) return fmt::format("{}_{}", node.op_type(), index);
+  if (name.empty()) name = fmt::format("{}_{}", node.op_type(), index);
   for (char& c : name) {
     const bool ok = std::isalnum(static_cast<unsigned char>(c)) ||
                     std::string_view("._/-+").find(c) != std::string_view::npos;
@@ -440,9 +440,28 @@ bool is_onnx_path(const std::string& path) {
   return ext == ".onnx";
 }
 
+namespace {
+
+// The message with every control character written as \xNN: names and strings of the file
+// appear in refusals, which must stay one line whatever the file holds.
+std::string printable(std::string_view message) {
+  std::string out;
+  for (const char c : message) {
+    const auto u = static_cast<unsigned char>(c);
+    out += u < 0x20 || u == 0x7f ? fmt::format("\\x{:02x}", u) : std::string(1, c);
+  }
+  return out;
+}
+
+}  // namespace
+
 OnnxNetwork import_onnx(const std::string& path, const std::optional<Activation>& input_shape) {
-  const onnx::ModelProto model = read_onnx_model(path);
-  return Importer(path, model, input_shape).run();
+  try {
+    const onnx::ModelProto model = read_onnx_model(path);
+    return Importer(path, model, input_shape).run();
+  } catch (const InputError& e) {
+    throw InputError(printable(e.what()));
+  }
 }
 
 }  // namespace convgrid
