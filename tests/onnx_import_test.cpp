@@ -255,6 +255,21 @@ TEST_F(OnnxImportTest, FullyConnectedLayoutsAndRemovedNodes) {
   EXPECT_EQ(m.params.at("fc2"), weights("w2", "b2", true));
 }
 
+// Found by fuzzing: a MatMul whose output nothing reads (it looked up its readers with
+// map::at) imports like any other fully connected layer, a dead end of the graph.
+TEST_F(OnnxImportTest, MatMulThatNothingReads) {
+  ModelBuilder b({2, 4, 4});
+  b.node("Flatten", {"x"}, "flat");
+  b.init("w1", {32, 7});
+  b.node("MatMul", {"flat", "w1"}, "unread");
+  b.init("w2", {32, 5});
+  b.node("MatMul", {"flat", "w2"}, "out");
+  const Network net = import_onnx(b.save(path("m.onnx"), "out")).network;
+  ASSERT_TRUE(net.find("unread") && net.find("out"));
+  EXPECT_EQ(net.layers()[*net.find("unread")].conv.K, 7);
+  EXPECT_EQ(net.layers()[*net.find("out")].conv.K, 5);
+}
+
 // Clip [0, 6] is relu6 and Clip [0, inf) relu, whether the bounds are attributes (opset 6) or
 // inputs (opset 11 on: initializers or Constant nodes; an empty name is an absent bound).
 TEST_F(OnnxImportTest, ClipIsRelu6OrRelu) {

@@ -299,8 +299,9 @@ class Importer {
 
   // The index of the Add that is the only reader of a MatMul's output and adds a constant to it.
   std::optional<int> bias_add_after(const onnx::NodeProto& matmul, int index) const {
+    const auto readers = readers_.find(matmul.output(0));  // none when nothing reads it
+    if (readers == readers_.end() || readers->second != 1) return std::nullopt;
     const std::string& out = matmul.output(0);
-    if (readers_.at(out) != 1) return std::nullopt;
     for (int j = index + 1; j < graph_.node_size(); ++j) {
       const onnx::NodeProto& a = graph_.node(j);
       if (a.op_type() != "Add" || a.input_size() != 2) continue;
