@@ -1,7 +1,7 @@
 // convgrid export: a training checkpoint's parameters as a .npz archive that PyTorch loads into
 // the same network with load_state_dict (bench/check_export.py does). Each array is named and
 // shaped as in PyTorch's state_dict:
-//   conv            <layer>.weight [K, C, R, S], <layer>.bias [K] (when the layer has one)
+//   conv            <layer>.weight [K, C/groups, R, S], <layer>.bias [K] (when it has one)
 //   fc              <layer>.weight [K, F] (F = C*H*W of its input; stored K x F x 1 x 1), .bias [K]
 //   batch_norm      <layer>.weight (gamma), .bias (beta), .running_mean, .running_var: each [C];
 //                   <layer>.num_batches_tracked: int64, 0-d, the checkpoint's step
@@ -73,11 +73,13 @@ class TorchNaming {
   void add_layer(const Layer& layer, std::vector<NpzArray>& out) {
     const int64_t K = layer.conv.K, C = layer.in.C;
     switch (layer.kind) {
-      case LayerKind::conv:
-        out.push_back(take(layer, ".weight", {K, C, layer.conv.R, layer.conv.S},
-                           {K, C, layer.conv.R, layer.conv.S}));
+      case LayerKind::conv: {
+        const int64_t Cg = C / layer.conv.groups;
+        out.push_back(take(layer, ".weight", {K, Cg, layer.conv.R, layer.conv.S},
+                           {K, Cg, layer.conv.R, layer.conv.S}));
         if (layer.conv.bias) out.push_back(take(layer, ".bias", {K, 1, 1, 1}, {K}));
         break;
+      }
       case LayerKind::fully_connected: {
         const int64_t F = C * layer.in.H * layer.in.W;
         out.push_back(take(layer, ".weight", {K, F, 1, 1}, {K, F}));
