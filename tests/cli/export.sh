@@ -181,9 +181,11 @@ sed 's/"bias": true/"bias": false/' bn.json > nobias.json
 expect_fail_with "checkpoint bn.ckpt holds fc.bias, which network 'bn-tiny' has no place for" \
   export --checkpoint bn.ckpt --network nobias.json --out x.npz
 expect_fail_with "nodir/w.npz: cannot write" export --checkpoint ck --network fmnist --out nodir/w.npz
-expect_fail_with "--out is required" export --checkpoint ck --network fmnist
+expect_fail_with "export writes one file: give --out W.npz or --onnx M.onnx" export --checkpoint ck --network fmnist
 [[ ! -e x.npz ]] || fail "a refused export wrote x.npz"
 [[ -z $(find . -name '*.tmp') ]] || fail "a temporary file was left: $(find . -name '*.tmp')"
 run_one export --help > help.txt || fail "export --help failed"
-grep -q -- "--checkpoint" help.txt || fail "export --help lacks --checkpoint: $(cat help.txt)"
+for flag in --checkpoint --out --onnx; do
+  grep -q -- "$flag" help.txt || fail "export --help lacks $flag: $(cat help.txt)"
+done
 echo "export: ok"
