@@ -1,30 +1,24 @@
 // Writing .npz archives (see npz.hpp): the zip layout, the headers of each member and the end
-// record, written to a temporary file that is renamed over the target.
+// record, written atomically (io/atomic_file.hpp).
 #include "io/npz.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <bit>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <memory>
 #include <set>
+#include <string_view>
 
 #include "convgrid/checked.hpp"
 #include "convgrid/error.hpp"
 #include "convgrid/npy.hpp"
+#include "io/atomic_file.hpp"
 
 namespace convgrid {
 namespace {
 
 static_assert(std::endian::native == std::endian::little,
               "array data is copied as is into '<f4' and '<i8' members");
-
-namespace fs = std::filesystem;
 
 constexpr uint32_t kLocalSignature = 0x04034b50, kCentralSignature = 0x02014b50,
                    kEndSignature = 0x06054b50;
@@ -137,16 +131,6 @@ Member member_of(const NpzArray& a, const std::string& path) {
   return m;
 }
 
-using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
-
-// Writes every byte of `parts` to the temporary file and makes it durable; false on failure.
-bool write_file(std::FILE* f, const std::vector<const std::string*>& parts) {
-  for (const std::string* p : parts) {
-    if (!p->empty() && std::fwrite(p->data(), 1, p->size(), f) != p->size()) return false;
-  }
-  return std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
-}
-
 }  // namespace
 
 NpzArray NpzArray::float32(std::string name, std::vector<int64_t> shape,
@@ -232,34 +216,13 @@ void write_npz(const std::string& path, const std::vector<NpzArray>& arrays) {
     central += central_header(members[i], layout.local_offsets[i]);
   }
   headers.push_back(central + end_record(members.size(), layout));
-  std::vector<const std::string*> parts;
+  std::vector<std::string_view> parts;
   for (size_t i = 0; i < members.size(); ++i) {
-    parts.insert(parts.end(), {&headers[i], &members[i].header, members[i].data});
+    parts.insert(parts.end(), {headers[i], members[i].header, *members[i].data});
   }
-  parts.push_back(&headers.back());
+  parts.push_back(headers.back());
 
-  const fs::path target(path);
-  const std::string tmp =
-      (target.parent_path() / fmt::format(".{}.{}.tmp", target.filename().string(), ::getpid()))
-          .string();
-  File f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
-  if (!f) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-  bool written = write_file(f.get(), parts);
-  int err = errno;
-  if (std::fclose(f.release()) != 0 && written) {
-    written = false;
-    err = errno;
-  }
-  if (!written) {
-    std::remove(tmp.c_str());
-    throw InputError(fmt::format("{}: write failed: {}", path, std::strerror(err)));
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw InputError(fmt::format("{}: cannot write: {}", path, ec.message()));
-  }
+  write_file_atomically(path, parts);
 }
 
 }  // namespace convgrid

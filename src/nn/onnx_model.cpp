@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "convgrid/checked.hpp"
 #include "convgrid/error.hpp"
@@ -24,7 +25,7 @@ std::vector<T> values(const onnx::TensorProto& t, int32_t type, const char* type
                       const Field& typed) {
   if (t.data_type() != type) {
     throw InputError(fmt::format("tensor '{}' has ONNX element type {}, not {}", t.name(),
-                                 t.data_type(), type_name));
+                                 element_type_name(t.data_type()), type_name));
   }
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     throw InputError(
@@ -78,6 +79,24 @@ onnx::ModelProto read_onnx_model(const std::string& path) {
   return model;
 }
 
+std::map<std::string, const onnx::TensorProto*> constant_tensors(const onnx::GraphProto& graph) {
+  std::map<std::string, const onnx::TensorProto*> out;
+  for (const auto& t : graph.initializer()) out[t.name()] = &t;
+  for (const auto& node : graph.node()) {
+    if (node.op_type() != "Constant" || node.output_size() == 0) continue;
+    if (const auto* v = find_attribute(node, "value"); v && v->has_t())
+      out[node.output(0)] = &v->t();
+  }
+  return out;
+}
+
+std::map<std::string, onnx::TensorProto*> constant_tensors(onnx::GraphProto& graph) {
+  std::map<std::string, onnx::TensorProto*> out;
+  for (const auto& [name, t] : constant_tensors(std::as_const(graph)))
+    out[name] = const_cast<onnx::TensorProto*>(t);  // into `graph`, which is not const
+  return out;
+}
+
 std::string node_label(const onnx::NodeProto& node, int index) {
   const std::string name =
       node.name().empty() ? fmt::format("{} #{}", node.op_type(), index) : node.name();
@@ -124,6 +143,11 @@ std::vector<int64_t> ints_attribute(const onnx::NodeProto& node, const std::stri
                     fmt::join(*v, ","), v->size(), fallback.size()));
   }
   return *v;
+}
+
+std::string element_type_name(int32_t data_type) {
+  const std::string& name = onnx::TensorProto_DataType_Name(data_type);
+  return name.empty() ? std::to_string(data_type) : fmt::format("{} ({})", data_type, name);
 }
 
 std::vector<int64_t> tensor_dims(const onnx::TensorProto& t) {

@@ -3,13 +3,14 @@
 // attributes with their defaults, a node's name as errors show it, and constant tensors as
 // float or int64 values (from float_data/int64_data or little-endian raw_data).
 //
-// Private to the library: only nn/onnx_import.cpp, nn/onnx_weights.cpp and their tests include
-// it (it pulls in protobuf).
+// Private to the library: only the sources of the convgrid_onnx object library (src/*/onnx_*.cpp)
+// and their tests include it (it pulls in protobuf).
 #pragma once
 
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,11 @@ namespace convgrid {
 // The model in `path`. Throws InputError naming the file when it cannot be read or is not an
 // ONNX model (protobuf refuses it, or it has no graph nodes).
 onnx::ModelProto read_onnx_model(const std::string& path);
+
+// The graph's constant tensors by name: its initializers and the values of its Constant nodes
+// (a Constant's value wins over an initializer of the same name). The pointers are into `graph`.
+std::map<std::string, const onnx::TensorProto*> constant_tensors(const onnx::GraphProto& graph);
+std::map<std::string, onnx::TensorProto*> constant_tensors(onnx::GraphProto& graph);
 
 // "'Conv_12' (Conv)", or "'Conv #3' (Conv)" for the unnamed node at index 3 of the graph.
 std::string node_label(const onnx::NodeProto& node, int index);
@@ -37,6 +43,9 @@ std::optional<std::vector<int64_t>> ints_attribute(const onnx::NodeProto& node,
 // `fallback` when absent. InputError naming the attribute otherwise (1-D and 3-D operators).
 std::vector<int64_t> ints_attribute(const onnx::NodeProto& node, const std::string& name,
                                     const std::vector<int64_t>& fallback);
+
+// A TensorProto data_type as errors show it: "11 (DOUBLE)", or the number alone when unknown.
+std::string element_type_name(int32_t data_type);
 
 // The extents of a tensor.
 std::vector<int64_t> tensor_dims(const onnx::TensorProto& t);

@@ -8,20 +8,12 @@
 #include "convgrid/error.hpp"
 #include "nn/onnx_import.hpp"
 #include "nn/onnx_model.hpp"
+#include "nn/onnx_param_links.hpp"
 #include "train/batch_norm_kernel.hpp"
 #include "train/checkpoint.hpp"
 
 namespace convgrid {
 namespace {
-
-// [F, K] row-major to [K, F].
-std::vector<float> transposed(const std::vector<float>& v, int64_t F, int64_t K) {
-  std::vector<float> out(v.size());
-  for (int64_t f = 0; f < F; ++f) {
-    for (int64_t k = 0; k < K; ++k) out[k * F + f] = v[f * K + k];
-  }
-  return out;
-}
 
 // Training with other constants would not follow PyTorch's model; planning does not use them.
 void check_batch_norm(const std::string& path, const Layer& layer, const OnnxParams& o) {
@@ -46,53 +38,21 @@ std::map<std::string, std::vector<float>> onnx_initial_tensors(
     const std::string& path, const std::optional<Activation>& input_shape) {
   const OnnxNetwork imported = import_onnx(path, input_shape);
   const onnx::ModelProto model = read_onnx_model(path);
-  std::map<std::string, const onnx::TensorProto*> initializers;
-  for (const auto& t : model.graph().initializer()) initializers[t.name()] = &t;
-  for (const auto& node : model.graph().node()) {  // Constant nodes hold tensors too
-    if (node.op_type() != "Constant") continue;
-    if (const auto* v = find_attribute(node, "value"); v && v->has_t())
-      initializers[node.output(0)] = &v->t();
+  const std::map<std::string, const onnx::TensorProto*> tensors = constant_tensors(model.graph());
+  for (const Layer& layer : imported.network.layers()) {
+    if (layer.kind == LayerKind::batch_norm)
+      check_batch_norm(path, layer, imported.params.at(layer.name));
   }
   std::map<std::string, std::vector<float>> out;
-  const auto take = [&](const Layer& layer, const char* suffix, const std::string& onnx_name,
-                        int64_t count) -> std::vector<float>& {
-    const auto it = initializers.find(onnx_name);
-    if (it == initializers.end())
-      throw Error(fmt::format("{}: no initializer '{}'", path, onnx_name));
+  for (const OnnxParamLink& link : onnx_param_links(imported)) {
+    const auto it = tensors.find(link.tensor);
+    if (it == tensors.end()) throw Error(fmt::format("{}: no initializer '{}'", path, link.tensor));
     std::vector<float> values = float_values(*it->second);
-    if (static_cast<int64_t>(values.size()) != count) {
+    if (static_cast<int64_t>(values.size()) != link.count) {
       throw InputError(fmt::format("{}: initializer '{}' has {} values, layer '{}' needs {}", path,
-                                   onnx_name, values.size(), layer.name, count));
+                                   link.tensor, values.size(), link.layer, link.count));
     }
-    return out[layer.name + suffix] = std::move(values);
-  };
-  for (const Layer& layer : imported.network.layers()) {
-    const auto p = imported.params.find(layer.name);
-    if (p == imported.params.end()) continue;
-    const OnnxParams& o = p->second;
-    const int64_t K = layer.conv.K, C = layer.in.C;
-    switch (layer.kind) {
-      case LayerKind::conv:
-        take(layer, ".weight", o.weight, K * (C / layer.conv.groups) * layer.conv.R * layer.conv.S);
-        if (!o.bias.empty()) take(layer, ".bias", o.bias, K);
-        break;
-      case LayerKind::fully_connected: {
-        const int64_t F = C * layer.in.H * layer.in.W;
-        std::vector<float>& w = take(layer, ".weight", o.weight, K * F);
-        if (o.weight_transposed) w = transposed(w, F, K);
-        if (!o.bias.empty()) take(layer, ".bias", o.bias, K);
-        break;
-      }
-      case LayerKind::batch_norm:
-        check_batch_norm(path, layer, o);
-        take(layer, ".weight", o.scale, C);
-        take(layer, ".bias", o.shift, C);
-        take(layer, ".running_mean", o.mean, C);
-        take(layer, ".running_var", o.var, C);
-        break;
-      default:
-        break;
-    }
+    out[link.parameter] = link.transposed ? transposed(values, link.F, link.K) : std::move(values);
   }
   return out;
 }

@@ -1,12 +1,8 @@
 // The initial weights of a network imported from ONNX (`convgrid train --network X.onnx`): the
-// model's initializers under convgrid's parameter names and in its layouts, the reverse of what
-// `convgrid export` writes (apps/cmd_export.cpp), so that training starts where PyTorch's model
-// stood instead of at convgrid's own seeded initialisation.
-//
-//   conv        <layer>.weight  [K, C, R, S] as ONNX stores it; <layer>.bias [K]
-//   fc          <layer>.weight  [K, F]: Gemm transB=1 as stored, MatMul and Gemm transB=0
-//                               ([F, K]) transposed; <layer>.bias [K]
-//   batch_norm  <layer>.weight (scale), .bias (B), .running_mean (mean), .running_var (var): [C]
+// model's initializers under convgrid's parameter names and in its layouts (which initializer
+// holds which parameter: nn/onnx_param_links.hpp), the reverse of what `convgrid export` writes
+// (apps/cmd_export.cpp, nn/onnx_export.hpp), so that training starts where PyTorch's model stood
+// instead of at convgrid's own seeded initialisation.
 #pragma once
 
 #include <map>

@@ -5,8 +5,9 @@
 #    archive from the directory (its newest checkpoint) and from the file, byte for byte; --json;
 #    where PyTorch is installed, bench/check_export.py loads it into the PyTorch module and gets
 #    the test accuracy convgrid printed;
-#  - a checkpoint written here for a JSON network with batch norm: .weight, .bias, .running_mean,
-#    .running_var as [C] and .num_batches_tracked as an int64 0-d array equal to the step;
+#  - a checkpoint written here for a JSON network with batch norm and a depthwise conv: .weight,
+#    .bias, .running_mean, .running_var as [C], .num_batches_tracked as an int64 0-d array equal to
+#    the step, the depthwise weight as [K, C/groups, R, S];
 #  - bad input: a missing file, a file that is not a checkpoint, a corrupt one, an empty
 #    directory, another network, a network of the same name with other shapes, other layer names
 #    or a parameter fewer, an unwritable --out: one-line errors, exit status 1, no archive written.
@@ -125,13 +126,15 @@ cat > bn.json <<'JSON'
 {"name": "bn-tiny", "input": {"C": 1, "H": 6, "W": 6}, "layers": [
   {"type": "conv", "name": "conv1", "K": 4, "R": 3, "S": 3, "pad": 1},
   {"type": "batch_norm", "name": "bn1"}, {"type": "relu"},
+  {"type": "conv", "name": "dw", "K": 4, "R": 3, "S": 3, "pad": 1, "groups": 4},
   {"type": "global_avg_pool"}, {"type": "flatten"},
   {"type": "fc", "name": "fc", "K": 3, "bias": true}, {"type": "softmax_xent"}]}
 JSON
 "$PYTHON" - bn.ckpt <<'PY' || fail "cannot write the batch-norm checkpoint"
 import json, struct, sys, zlib
 tensors = [("conv1.weight", [4, 1, 3, 3])] + [("bn1." + n, [4, 1, 1, 1]) for n in
-           ("weight", "bias", "running_mean", "running_var")] + [("fc.weight", [3, 4, 1, 1]), ("fc.bias", [3, 1, 1, 1])]
+           ("weight", "bias", "running_mean", "running_var")] + [("dw.weight", [4, 1, 3, 3])] + \
+          [("fc.weight", [3, 4, 1, 1]), ("fc.bias", [3, 1, 1, 1])]
 header = {"network": "bn-tiny", "batch": 8, "seed": 1, "epoch": 1, "batch_in_epoch": 0, "step": 7,
           "epoch_loss_sum": 0.0, "epoch_correct": 0, "epoch_samples": 0, "tensors": []}
 data, offset = b"", 0
@@ -147,7 +150,7 @@ open(sys.argv[1], "wb").write(raw + struct.pack("<I", zlib.crc32(raw)))
 PY
 run_one export --checkpoint bn.ckpt --network bn.json --out bn.npz > bn.txt || fail "batch-norm export failed: $(cat bn.txt)"
 bn="conv1.weight=<f4:4,1,3,3;bn1.weight=<f4:4;bn1.bias=<f4:4;bn1.running_mean=<f4:4;bn1.running_var=<f4:4"
-bn+=";bn1.num_batches_tracked=<i8:;fc.weight=<f4:3,4;fc.bias=<f4:3"
+bn+=";bn1.num_batches_tracked=<i8:;dw.weight=<f4:4,1,3,3;fc.weight=<f4:3,4;fc.bias=<f4:3"
 npz_check bn.npz bn.ckpt "$bn" 7
 grep -Eq '^bn1\.num_batches_tracked +int64 +\[\]$' bn.txt || fail "no num_batches_tracked line: $(cat bn.txt)"
 
@@ -168,9 +171,9 @@ expect_fail_with "checkpoint $ckpt is of network 'fmnist', --network vgg16 is 'v
   export --checkpoint "$ckpt" --network vgg16 --out x.npz
 expect_fail_with "checkpoint bn.ckpt is of network 'bn-tiny', --network fmnist is 'fmnist'" \
   export --checkpoint bn.ckpt --network fmnist --out x.npz
-sed 's/"K": 4, "R": 3/"K": 5, "R": 3/' bn.json > bn5.json
-expect_fail_with "checkpoint bn.ckpt: conv1.weight has extents [4, 1, 3, 3], layer 'conv1' of network 'bn-tiny' needs [5, 1, 3, 3]" \
-  export --checkpoint bn.ckpt --network bn5.json --out x.npz
+sed 's/"K": 4, "R": 3, "S": 3, "pad": 1, "groups": 4/"K": 8, "R": 3, "S": 3, "pad": 1, "groups": 4/' bn.json > wide_dw.json
+expect_fail_with "checkpoint bn.ckpt: dw.weight has extents [4, 1, 3, 3], layer 'dw' of network 'bn-tiny' needs [8, 1, 3, 3]" \
+  export --checkpoint bn.ckpt --network wide_dw.json --out x.npz
 sed 's/"name": "bn1"/"name": "norm1"/' bn.json > renamed.json
 expect_fail_with "checkpoint bn.ckpt has no tensor norm1.weight (batch_norm layer 'norm1' of network 'bn-tiny')" \
   export --checkpoint bn.ckpt --network renamed.json --out x.npz
@@ -178,9 +181,11 @@ sed 's/"bias": true/"bias": false/' bn.json > nobias.json
 expect_fail_with "checkpoint bn.ckpt holds fc.bias, which network 'bn-tiny' has no place for" \
   export --checkpoint bn.ckpt --network nobias.json --out x.npz
 expect_fail_with "nodir/w.npz: cannot write" export --checkpoint ck --network fmnist --out nodir/w.npz
-expect_fail_with "--out is required" export --checkpoint ck --network fmnist
+expect_fail_with "export writes one file: give --out W.npz or --onnx M.onnx" export --checkpoint ck --network fmnist
 [[ ! -e x.npz ]] || fail "a refused export wrote x.npz"
 [[ -z $(find . -name '*.tmp') ]] || fail "a temporary file was left: $(find . -name '*.tmp')"
 run_one export --help > help.txt || fail "export --help failed"
-grep -q -- "--checkpoint" help.txt || fail "export --help lacks --checkpoint: $(cat help.txt)"
+for flag in --checkpoint --out --onnx; do
+  grep -q -- "$flag" help.txt || fail "export --help lacks $flag: $(cat help.txt)"
+done
 echo "export: ok"

@@ -5,7 +5,14 @@
 #  - a truncated model is a one-line error naming the file;
 #  - train: from the model's initializers (PyTorch's weights), the first 4 losses on the first 64
 #    Fashion-MNIST images (one batch per epoch) equal PyTorch's (tiny_resnet.losses.json) within
-#    1e-4 relative, on 1 and 2 ranks.
+#    1e-4 relative, on 1 and 2 ranks;
+#  - export --onnx: the checkpoint of step 2 (one rank) written into a copy of the model. Read
+#    with a small protobuf decoder (Python's standard library): every parameter initializer holds
+#    raw_data equal byte for byte to the array of `export --out` for its parameter (no
+#    float_data), everything else (graph, nodes, other fields of the initializers, opset) is as
+#    in the original; trained from the copy, the first loss is the original run's third (it
+#    continues where step 2 stood); bad flags, another network and an unwritable path are
+#    one-line errors that write nothing.
 set -euo pipefail
 readonly DATA=$(cd "$(dirname "$0")/../data/onnx" && pwd)
 source "$(dirname "$0")/lib.bash"
@@ -33,7 +40,9 @@ expect_fail_with "cut.onnx" plan --network cut.onnx --procs 4
 train=(train --network "$DATA/tiny_resnet.onnx" --train-samples 64 --test-samples 64 --batch 64
        --epochs 4 --lr 0.1 --momentum 0.9 --weight-decay 0 --threads 1 --progress none --log-steps)
 for np in 1 2; do
-  run_mpi "$np" "${train[@]}" --json "train$np.json" > /dev/null
+  checkpoints=()
+  [[ $np -eq 1 ]] && checkpoints=(--checkpoint-dir ck)
+  run_mpi "$np" "${train[@]}" "${checkpoints[@]}" --json "train$np.json" > /dev/null
   "$PYTHON" - "train$np.json" "$DATA/tiny_resnet.losses.json" <<'PY' || fail "np $np: losses differ from PyTorch's"
 import json, sys
 got = [s["loss"] for s in json.load(open(sys.argv[1]))["steps"]]
@@ -44,4 +53,111 @@ print(f"{sys.argv[1]}: {got} vs PyTorch {want}: largest relative difference {wor
 sys.exit(0 if worst <= 1e-4 else 1)
 PY
 done
+# ---- export --onnx --------------------------------------------------------------------------
+
+ckpt=ck/step-00000002.ckpt
+run_one export --checkpoint "$ckpt" --network "$DATA/tiny_resnet.onnx" --onnx trained.onnx --json \
+  > export.json || fail "export --onnx failed: $(cat export.json)"
+run_one export --checkpoint "$ckpt" --network "$DATA/tiny_resnet.onnx" --out w.npz > /dev/null
+"$PYTHON" - "$DATA/tiny_resnet.onnx" trained.onnx export.json w.npz <<'PY' ||
+import json, struct, sys, zipfile
+
+def varint(b, i):
+    value = shift = 0
+    while True:
+        byte = b[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, i
+
+def fields(b):
+    """A protobuf message as [(field number, wire type, value)]: ints for varints, else bytes."""
+    out, i = [], 0
+    while i < len(b):
+        key, i = varint(b, i)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = varint(b, i)
+        elif wire == 1 or wire == 5:
+            size = 8 if wire == 1 else 4
+            value, i = b[i:i + size], i + size
+        elif wire == 2:
+            size, i = varint(b, i)
+            value, i = b[i:i + size], i + size
+        else:
+            raise ValueError("wire type %d" % wire)
+        out.append((number, wire, value))
+    return sorted(out, key=lambda f: f[0])  # field order; a repeated field keeps its own
+
+def split(path):
+    """ModelProto without its graph's initializers (field 7 graph, 5 initializer, 8 name)."""
+    model = fields(open(path, "rb").read())
+    graph = [fields(v) for n, _, v in model if n == 7]
+    assert len(graph) == 1, path
+    tensors = {}
+    for n, _, v in graph[0]:
+        if n == 5:
+            t = fields(v)
+            tensors[[x for m, _, x in t if m == 8][0].decode()] = t
+    rest = [f for f in model if f[0] != 7] + [f for f in graph[0] if f[0] != 5]
+    return rest, tensors
+
+original, trained = split(sys.argv[1]), split(sys.argv[2])
+assert original[0] == trained[0], "the graph, its nodes or the model's other fields changed"
+assert original[1].keys() == trained[1].keys(), "other initializers"
+report = {t["name"]: t for t in json.load(open(sys.argv[3]))["tensors"]}
+with zipfile.ZipFile(sys.argv[4]) as z:
+    arrays = {}
+    for info in z.infolist():
+        raw = z.read(info)
+        arrays[info.filename[:-4]] = raw[10 + struct.unpack("<H", raw[8:10])[0]:]
+TensorData = {4, 9}  # float_data, raw_data
+for name, before in original[1].items():
+    after = trained[1][name]
+    if name not in report:
+        assert before == after, name + " changed"
+        continue
+    keep = lambda t: [f for f in t if f[0] not in TensorData]
+    assert keep(before) == keep(after), name + ": more than its data changed"
+    assert [f[0] for f in after if f[0] in TensorData] == [9], name + ": not raw_data alone"
+    assert [v for n, _, v in after if n == 2] == [1], name + ": not FLOAT"
+    assert [v for n, _, v in after if n == 1] == report[name]["shape"], name + ": dims"
+    raw = [v for n, _, v in after if n == 9][0]
+    assert raw == arrays[report[name]["parameter"]], name + ": not the checkpoint's values"
+print("%s: %d of %d initializers hold the checkpoint's values, the rest is unchanged"
+      % (sys.argv[2], len(report), len(original[1])))
+assert len(report) == 32
+PY
+  fail "trained.onnx is not the model with the checkpoint's values"
+
+# Training from the copy continues where step 2 stood: its first loss is the original's third.
+run_one train --network trained.onnx --train-samples 64 --test-samples 64 --batch 64 --epochs 1 \
+  --lr 0.1 --momentum 0.9 --weight-decay 0 --threads 1 --progress none --log-steps \
+  --json continued.json > /dev/null
+"$PYTHON" - continued.json train1.json <<'PY' || fail "training from trained.onnx did not continue from step 2"
+import json, sys
+got = json.load(open(sys.argv[1]))["steps"][0]["loss"]
+want = json.load(open(sys.argv[2]))["steps"][2]["loss"]
+print(f"first loss from trained.onnx {got}, the original run's third {want}")
+sys.exit(0 if abs(got - want) <= 1e-6 * abs(want) else 1)
+PY
+
+expect_fail_with "--onnx writes the trained weights into the --network model, which must be an ONNX file (.onnx), not fmnist" \
+  export --checkpoint "$ckpt" --network fmnist --onnx x.onnx
+expect_fail_with "--out x.onnx writes a .npz archive; --onnx x.onnx writes the trained ONNX model" \
+  export --checkpoint "$ckpt" --network "$DATA/tiny_resnet.onnx" --out x.onnx
+expect_fail_with "--onnx x.bin: the model's file name must end in .onnx" \
+  export --checkpoint "$ckpt" --network "$DATA/tiny_resnet.onnx" --onnx x.bin
+expect_fail_with "export writes one file: give --out W.npz or --onnx M.onnx" \
+  export --checkpoint "$ckpt" --network "$DATA/tiny_resnet.onnx"
+expect_fail_with "--out excludes --onnx" \
+  export --checkpoint "$ckpt" --network "$DATA/tiny_resnet.onnx" --out x.npz --onnx x.onnx
+expect_fail_with "checkpoint $ckpt is of network 'tiny_resnet', --network trained.onnx is 'trained'" \
+  export --checkpoint "$ckpt" --network trained.onnx --onnx x.onnx
+expect_fail_with "nodir/x.onnx: cannot write" \
+  export --checkpoint "$ckpt" --network "$DATA/tiny_resnet.onnx" --onnx nodir/x.onnx
+[[ ! -e x.onnx && ! -e x.npz && ! -e x.bin ]] || fail "a refused export wrote a file"
+[[ -z $(find . -name '*.tmp') ]] || fail "a temporary file was left: $(find . -name '*.tmp')"
 echo "onnx: ok"
