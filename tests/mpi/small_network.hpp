@@ -120,4 +120,30 @@ inline std::vector<std::vector<GridDims>> grid_choices(const Network& net, int64
   return out;
 }
 
+// MobileNet-V2's identity blocks, whose sums feed the next block and its shortcut: add layers
+// (input + residual) read by a conv and by the next add. The first add's input is also read by
+// the conv beside it (its residual add is not in place) and its residual by it alone; the
+// second's input is read by it alone (in place) and its residual, the first add, twice.
+inline Network add_net() {
+  Network net("add", {2, 6, 6});
+  net.add(conv("c1", 4, 3, 1, 1));
+  net.add(conv("c2", 4, 3, 1, 1));
+  Layer s1(LayerKind::add, "s1");
+  s1.input = "c1";
+  s1.residual = "c2";
+  net.add(s1);
+  net.add(conv("c3", 4, 1, 1, 0));
+  Layer s2(LayerKind::add, "s2");
+  s2.residual = "s1";
+  net.add(s2);
+  net.add(pool(LayerKind::avg_pool, "pool", 3, 3, 0));  // 2x2
+  net.add(Layer(LayerKind::flatten, "flat"));
+  Layer fc(LayerKind::fully_connected, "fc");
+  fc.conv.K = 5;
+  fc.conv.bias = true;
+  net.add(fc);
+  net.add(Layer(LayerKind::softmax_xent, "loss"));
+  return net;
+}
+
 }  // namespace convgrid::test_net
