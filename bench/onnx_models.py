@@ -28,7 +28,7 @@ MODELS = {
     "resnet18": "plan",
     "resnet50": "plan",
     "vgg16": "plan",
-    "mobilenet_v2": "Clip (ReLU6) is not supported yet",  # its first refusal; depthwise convs follow
+    "mobilenet_v2": "plan",
     "resnext50_32x4d": "group=32 is not supported yet",
     "densenet121": "Concat (concatenation along channels) is not supported yet",
     # torchvision's GoogLeNet pools with ceil_mode=True (a larger output than convgrid's floor)
