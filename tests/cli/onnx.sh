@@ -5,7 +5,8 @@
 #  - a truncated model is a one-line error naming the file;
 #  - train: from the model's initializers (PyTorch's weights), the first 4 losses on the first 64
 #    Fashion-MNIST images (one batch per epoch) equal PyTorch's (tiny_resnet.losses.json) within
-#    1e-4 relative, on 1 and 2 ranks.
+#    1e-4 relative, on 1 and 2 ranks; and so do tiny_mobilenet's (depthwise convolutions, ReLU6,
+#    add layers), the 2 ranks splitting every layer's rows where it fits (redistributions, halos).
 set -euo pipefail
 readonly DATA=$(cd "$(dirname "$0")/../data/onnx" && pwd)
 source "$(dirname "$0")/lib.bash"
@@ -30,11 +31,13 @@ expect_fail_with "--input-shape 1x28x28 applies to .onnx networks" \
 head -c 5000 "$DATA/tiny_resnet.onnx" > cut.onnx
 expect_fail_with "cut.onnx" plan --network cut.onnx --procs 4
 
-train=(train --network "$DATA/tiny_resnet.onnx" --train-samples 64 --test-samples 64 --batch 64
-       --epochs 4 --lr 0.1 --momentum 0.9 --weight-decay 0 --threads 1 --progress none --log-steps)
-for np in 1 2; do
-  run_mpi "$np" "${train[@]}" --json "train$np.json" > /dev/null
-  "$PYTHON" - "train$np.json" "$DATA/tiny_resnet.losses.json" <<'PY' || fail "np $np: losses differ from PyTorch's"
+train=(train --train-samples 64 --test-samples 64 --batch 64 --epochs 4 --lr 0.1 --momentum 0.9
+       --weight-decay 0 --threads 1 --progress none --log-steps)
+for run in "tiny_resnet 1" "tiny_resnet 2" "tiny_mobilenet 1" "tiny_mobilenet 2 --grid 1,1,1,2,1"; do
+  read -r model np grid <<< "$run"
+  # shellcheck disable=SC2086
+  run_mpi "$np" "${train[@]}" --network "$DATA/$model.onnx" $grid --json "$model.$np.json" > /dev/null
+  "$PYTHON" - "$model.$np.json" "$DATA/$model.losses.json" <<'PY' || fail "$model np $np: losses differ from PyTorch's"
 import json, sys
 got = [s["loss"] for s in json.load(open(sys.argv[1]))["steps"]]
 want = json.load(open(sys.argv[2]))["losses"]
