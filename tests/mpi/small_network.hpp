@@ -5,6 +5,8 @@
 #pragma once
 
 #include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "convgrid/grid_dims.hpp"
@@ -126,16 +128,17 @@ inline std::vector<std::vector<GridDims>> grid_choices(const Network& net, int64
 // second's input is read by it alone (in place) and its residual, the first add, twice.
 inline Network add_net() {
   Network net("add", {2, 6, 6});
+  const auto add = [&](std::string name, std::string input, std::string residual) {
+    Layer l(LayerKind::add, std::move(name));
+    l.input = std::move(input);
+    l.residual = std::move(residual);
+    net.add(l);
+  };
   net.add(conv("c1", 4, 3, 1, 1));
   net.add(conv("c2", 4, 3, 1, 1));
-  Layer s1(LayerKind::add, "s1");
-  s1.input = "c1";
-  s1.residual = "c2";
-  net.add(s1);
+  add("s1", "c1", "c2");
   net.add(conv("c3", 4, 1, 1, 0));
-  Layer s2(LayerKind::add, "s2");
-  s2.residual = "s1";
-  net.add(s2);
+  add("s2", "", "s1");
   net.add(pool(LayerKind::avg_pool, "pool", 3, 3, 0));  // 2x2
   net.add(Layer(LayerKind::flatten, "flat"));
   Layer fc(LayerKind::fully_connected, "fc");
