@@ -304,6 +304,29 @@ TEST(NetworkJson, Relu6ReadsBackAndKeepsTheShape) {
       {"t.json: layers[1]: unknown key 'max'"}));
 }
 
+// add is the sum of its input and its residual as a layer of its own: read and written with the
+// residual as its only key, the input's shape, what the next layer reads; refused without one.
+TEST(NetworkJson, AddReadsBackAndNeedsAResidual) {
+  const Network net = network_from_json(
+      tiny_with(
+          "{\"type\": \"relu\"}",
+          "{\"type\": \"relu\"}, {\"type\": \"add\", \"name\": \"sum\", \"residual\": \"c1\"}"),
+      "t.json");
+  const Layer& sum = layer(net, "sum");
+  EXPECT_EQ(sum.kind, LayerKind::add);
+  EXPECT_EQ(sum.residual, "c1");
+  EXPECT_EQ(sum.in, (Activation{16, 32, 32}));
+  EXPECT_EQ(sum.out, (Activation{16, 32, 32}));
+  EXPECT_EQ(net.producer(*net.find("max_pool3")), net.find("sum"));
+  const std::string text = network_to_json(net);
+  EXPECT_NE(text.find("{\"type\":\"add\",\"name\":\"sum\",\"residual\":\"c1\"}"), std::string::npos)
+      << text;
+  EXPECT_EQ(network_from_json(text, "t.json"), net);
+  EXPECT_TRUE(throws_input_error(
+      [] { network_from_json(tiny_with("\"relu\"", "\"add\", \"name\": \"sum\""), "t.json"); },
+      {"t.json: network 't': layers[1] 'sum' (add): it has no residual"}));
+}
+
 TEST(NetworkJson, MalformedFilesAreNamedErrors) {
   struct Case {
     std::string text;
@@ -329,7 +352,7 @@ TEST(NetworkJson, MalformedFilesAreNamedErrors) {
       {tiny_with("{\"type\": \"relu\"}", "{\"name\": \"r\"}"),
        {"layers[1] 'r': missing key 'type'"}},
       {tiny_with("\"relu\"", "\"ReLU\""),
-       {"layers[1]: unknown layer type 'ReLU' (known: conv, relu, relu6, max_pool, avg_pool, "
+       {"layers[1]: unknown layer type 'ReLU' (known: conv, relu, relu6, add, max_pool, avg_pool, "
         "global_avg_pool, batch_norm, flatten, fc, softmax_xent)"}},
       {tiny_with("\"relu\"", "\"relu\", \"K\": 3"), {"layers[1]: unknown key 'K'"}},
       {tiny_with("\"pad\": 1", "\"padding\": 1"), {"layers[0] 'c1': unknown key 'padding'"}},

@@ -153,6 +153,57 @@ TEST_F(OnnxImportTest, MatMulThatNothingReads) {
   EXPECT_EQ(net.layers()[*net.find("out")].conv.K, 5);
 }
 
+// Names and kinds, inputs and residuals of the layers.
+struct Wiring {
+  std::string name;
+  LayerKind kind;
+  std::string input, residual;
+
+  bool operator==(const Wiring&) const = default;
+};
+
+void PrintTo(const Wiring& w, std::ostream* os) {
+  *os << w.name << " (" << to_string(w.kind) << ") input '" << w.input << "' residual '"
+      << w.residual << "'";
+}
+
+std::vector<Wiring> wiring(const Network& net) {
+  std::vector<Wiring> out;
+  for (const Layer& l : net.layers()) out.push_back({l.name, l.kind, l.input, l.residual});
+  return out;
+}
+
+// An Add read once by a layer is that layer's residual. MobileNet-V2's identity blocks end in an
+// Add without an activation, x + block(x), which the next block's first conv and Add both read:
+// that Add, an Add read by an Add or an Identity, and one that is the graph output, are add layers
+// of their own (input: the first operand, residual: the second).
+TEST_F(OnnxImportTest, AddsReadByMoreThanOneLayerAreAddLayers) {
+  ModelBuilder b({2, 5, 5});
+  b.conv("c0", "x", 2, 4, 1, 1);
+  b.conv("c1", "c0", 4, 4, 1, 1);
+  b.node("Add", {"c0", "c1"}, "s1");  // read by c2, s2 and s4
+  b.conv("c2", "s1", 4, 4, 1, 1);
+  b.node("Add", {"s1", "c2"}, "s2");  // read by an Add alone
+  b.node("Identity", {"c2"}, "id");
+  b.node("Add", {"s2", "id"}, "s3");  // read by an Identity alone
+  b.node("Identity", {"s3"}, "s3_id");
+  b.conv("c3", "s3_id", 4, 4, 1, 1);
+  b.node("Add", {"c3", "s1"}, "s4");  // read by c4 alone: its residual
+  b.conv("c4", "s4", 4, 4, 1, 1);
+  b.node("Add", {"c4", "c3"}, "s5");  // the graph output
+  const OnnxNetwork m = import_onnx(b.save(path("m.onnx"), "s5"));
+  const LayerKind conv = LayerKind::conv, add = LayerKind::add;
+  EXPECT_EQ(wiring(m.network), (std::vector<Wiring>{{"c0", conv, "", ""},
+                                                    {"c1", conv, "", ""},
+                                                    {"s1", add, "c0", "c1"},
+                                                    {"c2", conv, "", ""},
+                                                    {"s2", add, "s1", "c2"},
+                                                    {"s3", add, "", "c2"},
+                                                    {"c3", conv, "", ""},
+                                                    {"c4", conv, "", "s1"},
+                                                    {"s5", add, "", "c3"}}));
+}
+
 // Clip [0, 6] is relu6 and Clip [0, inf) relu, whether the bounds are attributes (opset 6) or
 // inputs (opset 11 on: initializers or Constant nodes; an empty name is an absent bound).
 TEST_F(OnnxImportTest, ClipIsRelu6OrRelu) {
@@ -262,7 +313,8 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
          integer(b.conv("Conv_13", "x", 2, 4, 3, 3), "group", 2);
          return "Conv_13";
        },
-       {"node 'Conv_13' (Conv): weight 'Conv_13.w' is [4,2,3,3] but the input has C=2 in group=2 groups"}},
+       {"node 'Conv_13' (Conv): weight 'Conv_13.w' is [4,2,3,3] but the input has C=2 in group=2 "
+        "groups"}},
       {"concat",
        [](ModelBuilder& b) {
          b.node("Concat", {"x", "x"}, "cat");
@@ -327,18 +379,23 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
          return "s";
        },
        {"node 'bad\\x0aname\\x7f' (Sig\\x0amoid): the operator Sig\\x0amoid is not supported"}},
-      {"add read twice",
+      {"identity pooling of an add",
        [](ModelBuilder& b) {
          b.node("Relu", {"x"}, "r");
          b.node("Relu", {"r"}, "r2");
          b.node("Add", {"r2", "r"}, "sum");
-         b.node("Relu", {"sum"}, "a");
-         b.node("Relu", {"sum"}, "b2");
-         b.node("Add", {"a", "b2"}, "out");
-         b.node("Relu", {"out"}, "end");
+         ints(b.node("MaxPool", {"sum"}, "mp"), "kernel_shape", {1, 1});
+         b.node("Relu", {"mp"}, "end");
          return "end";
        },
-       {"node 'sum' (Add): its output 'sum' is read 2 times", "exactly one layer"}},
+       {"node 'mp' (MaxPool): it is the identity on an Add, which must be read by a layer"}},
+      {"add of the input to itself",
+       [](ModelBuilder& b) {
+         b.node("Add", {"x", "x"}, "sum");
+         b.node("Relu", {"sum"}, "end");
+         return "end";
+       },
+       {"node 'sum' (Add): it adds the graph input to itself"}},
       {"avg pool excluding pads",
        [](ModelBuilder& b) {
          auto& p = b.node("AveragePool", {"x"}, "ap");

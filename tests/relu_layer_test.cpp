@@ -2,7 +2,8 @@
 // kernels and the per-value functions (train/elementwise.hpp), and the training layers on one
 // rank, in place (the input's sole reader) and into buffers of their own (another layer reads the
 // input too), with exact values. ReLU6 passes the gradient strictly inside (0, 6), as PyTorch's
-// hardtanh(0, 6) backward does: at x = 3 only, not at 0 or 6.
+// hardtanh(0, 6) backward does: at x = 3 only, not at 0 or 6. The add layer, which shares their
+// class, is the identity there (its sum is the residual add's work, before it).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,6 +32,7 @@ struct Expected {
 
 const Expected kRelu6{LayerKind::relu6, {0, 0, 3, 6, 6}, {0, 0, 30, 0, 0}};
 const Expected kRelu{LayerKind::relu, {0, 0, 3, 6, 7}, {0, 0, 30, 40, 50}};
+const Expected kAdd{LayerKind::add, kX, kDy};
 
 TEST(Relu6Kernels, BoundaryValuesInPlaceAndPerValue) {
   Floats y = kX;
@@ -59,14 +61,20 @@ TEST(Relu6Kernels, VectorLoopsMatchThePerValueFunction) {
 }
 
 // One layer of `kind` on a 1 x 1 x 5 input, batch 1, whose arena buffers (none in place) are
-// vectors of its own.
+// vectors of its own. An add layer gets a residual: an earlier layer of the same shape.
 class OneLayer {
  public:
   OneLayer(LayerKind kind, bool sole_reader) : net_("n", {1, 1, 5}) {
-    net_.add(Layer(kind, "act"));
+    Layer layer(kind, "act");
+    if (kind == LayerKind::add) {
+      net_.add(Layer(LayerKind::relu, "shortcut"));
+      layer.residual = "shortcut";
+    }
+    net_.add(layer);
     input_.slice = Slice::whole(Box4{{Range{0, 1}, Range{0, 1}, Range{0, 1}, Range{0, 5}}});
     LayerSetup s;
     s.net = &net_;
+    s.index = net_.layers().size() - 1;
     s.input = &input_;
     s.sole_reader = sole_reader;
     layer_ = make_train_layer(s);
@@ -94,7 +102,7 @@ Floats first5(const float* p) { return Floats(p, p + 5); }
 // buffers, backward adds to what the other reader left in the input's gradient (here 0.5).
 TEST(ReluLayers, BoundaryValuesInPlaceAndIntoBuffers) {
   const Communicator world = Communicator::world();
-  for (const Expected& e : {kRelu6, kRelu}) {
+  for (const Expected& e : {kRelu6, kRelu, kAdd}) {
     for (bool in_place : {true, false}) {
       SCOPED_TRACE(testing::Message()
                    << to_string(e.kind) << (in_place ? " in place" : " buffers"));
@@ -104,6 +112,7 @@ TEST(ReluLayers, BoundaryValuesInPlaceAndIntoBuffers) {
       Floats x = kX, dx(5, in_place ? 0.0f : 0.5f);
       const ActivationData out = layer->bind(world, {x.data(), dx.data()}, {});
       EXPECT_EQ(out.data == x.data(), in_place);
+      EXPECT_EQ(out.grad == dx.data(), in_place);
       StepContext step;
       layer->forward(step);
       EXPECT_EQ(first5(out.data), e.y);
@@ -118,21 +127,28 @@ TEST(ReluLayers, BoundaryValuesInPlaceAndIntoBuffers) {
   }
 }
 
-// relu6 holds what relu holds, so the memory model (which adds up these descriptions) is the same.
-TEST(ReluLayers, Relu6DescribesTheBuffersOfRelu) {
-  for (bool sole_reader : {true, false}) {
-    OneLayer relu(LayerKind::relu, sole_reader), relu6(LayerKind::relu6, sole_reader);
-    ASSERT_EQ(relu6->buffers().size(), relu->buffers().size());
-    for (size_t i = 0; i < relu->buffers().size(); ++i) {
-      const BufferSpec &a = relu6->buffers()[i], &b = relu->buffers()[i];
-      EXPECT_EQ(a.role, b.role);
-      EXPECT_EQ(a.group, b.group);
-      EXPECT_EQ(a.bytes, b.bytes);
-      EXPECT_EQ(a.life, b.life);
+// relu6 and add hold what relu holds, so the memory model (which adds up these descriptions) is
+// the same; relu6's backward reads the output as relu's does, add's reads nothing (the output's
+// values may be gone by then), and add moves nothing.
+TEST(ReluLayers, Relu6AndAddDescribeTheBuffersOfRelu) {
+  for (LayerKind kind : {LayerKind::relu6, LayerKind::add}) {
+    for (bool sole_reader : {true, false}) {
+      SCOPED_TRACE(testing::Message() << to_string(kind) << (sole_reader ? " in place" : ""));
+      OneLayer relu(LayerKind::relu, sole_reader), other(kind, sole_reader);
+      ASSERT_EQ(other->buffers().size(), relu->buffers().size());
+      for (size_t i = 0; i < relu->buffers().size(); ++i) {
+        const BufferSpec &a = other->buffers()[i], &b = relu->buffers()[i];
+        EXPECT_EQ(a.role, b.role);
+        EXPECT_EQ(a.group, b.group);
+        EXPECT_EQ(a.bytes, b.bytes);
+        EXPECT_EQ(a.life, b.life);
+      }
+      const StorageUse use = other->storage_use();
+      EXPECT_EQ(use.reads_output_in_backward, kind == LayerKind::relu6);
+      EXPECT_FALSE(use.reads_input_in_backward || use.writes_input_grad_in_forward);
+      EXPECT_EQ(other->modelled_words().total() + other->modelled_edge_words().total(), 0);
+      EXPECT_EQ(other->kind(), to_string(kind));
     }
-    EXPECT_EQ(relu6->storage_use().reads_output_in_backward,
-              relu->storage_use().reads_output_in_backward);
-    EXPECT_EQ(relu6->kind(), "relu6");
   }
 }
 

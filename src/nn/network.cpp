@@ -86,6 +86,11 @@ Activation output_of(const Layer& layer) {
                                      in.to_string()));
       }
       return in;
+    case LayerKind::add:
+      if (layer.residual.empty()) {
+        throw InputError("it has no residual (an add layer adds its residual to its input)");
+      }
+      return in;
     case LayerKind::relu:
     case LayerKind::relu6:
     case LayerKind::batch_norm:
@@ -106,6 +111,8 @@ std::string_view to_string(LayerKind kind) {
       return "relu";
     case LayerKind::relu6:
       return "relu6";
+    case LayerKind::add:
+      return "add";
     case LayerKind::max_pool:
       return "max_pool";
     case LayerKind::avg_pool:

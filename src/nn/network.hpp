@@ -4,8 +4,11 @@
 // before it unless `input` names an earlier one (a ResNet projection shortcut reads its block's
 // input), and a `residual` layer's output is added to the layer's input first (the ResNet
 // shortcut add: an element-wise sum of two tensors in the same distribution, not a layer that
-// moves data). Network::add infers and checks every shape as it goes, so a Network is always
-// consistent; any mismatch is an InputError naming the layer and the numbers.
+// moves data). An `add` layer is that sum alone, the identity on its input plus its residual:
+// the sum as a layer of its own, for when more than one layer reads it (MobileNet-V2's blocks,
+// which have no activation after the add). Network::add infers and checks every shape as it goes,
+// so a Network is always consistent; any mismatch is an InputError naming the layer and the
+// numbers.
 //
 // Shapes are per sample; the batch N is given when a convolution is instantiated (conv_shape).
 // Pooling: out = floor((H + 2*pad - window) / stride) + 1 (ceil_mode=false), pad <= window/2,
@@ -36,6 +39,7 @@ enum class LayerKind {
   conv,
   relu,
   relu6,  // min(max(x, 0), 6): PyTorch's ReLU6 (MobileNet-V2)
+  add,    // the identity on an input that gets its (required) residual added: input + residual
   max_pool,
   avg_pool,
   global_avg_pool,  // average over all rows and columns: an avg_pool whose window is the input
@@ -45,7 +49,7 @@ enum class LayerKind {
   softmax_xent
 };
 
-// The name of a kind as the JSON format spells it: conv, relu, relu6, max_pool, avg_pool,
+// The name of a kind as the JSON format spells it: conv, relu, relu6, add, max_pool, avg_pool,
 // global_avg_pool, batch_norm, flatten, fc, softmax_xent.
 std::string_view to_string(LayerKind kind);
 

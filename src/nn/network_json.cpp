@@ -21,11 +21,17 @@ namespace {
 using Json = nlohmann::ordered_json;
 using Pair = std::pair<int64_t, int64_t>;
 
-constexpr LayerKind kKinds[] = {
-    LayerKind::conv,        LayerKind::relu,     LayerKind::relu6,
-    LayerKind::max_pool,    LayerKind::avg_pool, LayerKind::global_avg_pool,
-    LayerKind::batch_norm,  LayerKind::flatten,  LayerKind::fully_connected,
-    LayerKind::softmax_xent};
+constexpr LayerKind kKinds[] = {LayerKind::conv,
+                                LayerKind::relu,
+                                LayerKind::relu6,
+                                LayerKind::add,
+                                LayerKind::max_pool,
+                                LayerKind::avg_pool,
+                                LayerKind::global_avg_pool,
+                                LayerKind::batch_norm,
+                                LayerKind::flatten,
+                                LayerKind::fully_connected,
+                                LayerKind::softmax_xent};
 
 // A value as the file spells it, cut short when long.
 std::string shown(const Json& value) {
@@ -162,6 +168,7 @@ ReadLayer read_layer(const Json& j, size_t index) {
       break;
     case LayerKind::relu:
     case LayerKind::relu6:
+    case LayerKind::add:
     case LayerKind::global_avg_pool:
     case LayerKind::batch_norm:
     case LayerKind::flatten:
@@ -230,6 +237,7 @@ Json layer_json(const Layer& l) {
       break;
     case LayerKind::relu:
     case LayerKind::relu6:
+    case LayerKind::add:
     case LayerKind::global_avg_pool:
     case LayerKind::batch_norm:
     case LayerKind::flatten:

@@ -27,6 +27,9 @@ using Ints = std::vector<int64_t>;
 // A node's refusal: the message without the file and node, which Importer::run adds.
 [[noreturn]] void refuse(const std::string& what) { throw InputError(what); }
 
+// The nodes that take no residual: an Add that one of them reads is an add layer of its own.
+constexpr std::string_view kPassesOn[] = {"Add", "Identity", "Dropout"};
+
 // What an activation tensor of the graph is: the graph input, a layer's output, or an Add of
 // two such tensors that the one node reading it takes as its input plus residual.
 struct Source {
@@ -59,7 +62,11 @@ class Importer {
         constants_(initializers(graph_)),
         net_(std::filesystem::path(path).stem().string(), input_shape(shape)) {
     for (const auto& node : graph_.node()) {
-      for (const auto& in : node.input()) ++readers_[in];
+      for (const auto& in : node.input()) {
+        ++readers_[in];
+        if (std::ranges::find(kPassesOn, node.op_type()) != std::end(kPassesOn))
+          passed_on_.insert(in);
+      }
     }
     for (const auto& out : graph_.output()) ++readers_[out.name()];
   }
@@ -124,9 +131,13 @@ class Importer {
     refuse(fmt::format("its input '{}' is produced by no earlier node", tensor));
   }
 
-  // Adds the layer reading `tensor` (input 0 of the node) and records its output.
+  // Adds the layer reading input 0 of the node and records its output.
   const Layer& add(Layer layer, const onnx::NodeProto& node) {
-    const Read r = read(node.input(0));
+    return add(std::move(layer), read(node.input(0)), node.output(0));
+  }
+
+  // Adds the layer reading `r` and records it as the producer of `output`.
+  const Layer& add(Layer layer, const Read& r, const std::string& output) {
     if (r.main.layer) {
       if (*r.main.layer + 1 != net_.layers().size())
         layer.input = net_.layers()[*r.main.layer].name;
@@ -139,7 +150,7 @@ class Importer {
     std::string name = layer.name;
     for (int k = 2; net_.find(layer.name); ++k) layer.name = fmt::format("{}_{}", name, k);
     const Layer& added = net_.add(std::move(layer));
-    alias(node.output(0), Source{net_.layers().size() - 1});
+    alias(output, Source{net_.layers().size() - 1});
     return added;
   }
 
@@ -165,14 +176,12 @@ class Importer {
     if (node.input_size() == 0 || node.output_size() == 0) refuse("it has no input or no output");
     if (op == "Identity" || op == "Dropout") {
       check_extra_outputs_unread(node);
-      if (auto it = adds_.find(node.input(0)); it != adds_.end())
-        refuse("it passes on an Add, which must be read by a layer");
-      return alias(node.output(0), read(node.input(0)).main);
+      return alias(node.output(0), read(node.input(0)).main);  // an Add it reads is a layer
     }
     check_extra_outputs_unread(node);
     if (op == "Conv") return conv(node, name);
     if (op == "Gemm" || op == "MatMul") return fully_connected(node, name, index);
-    if (op == "Add") return add_node(node);
+    if (op == "Add") return add_node(node, name);
     if (op == "Relu") {
       add(Layer(LayerKind::relu, name), node);
       return;
@@ -311,33 +320,30 @@ class Importer {
     return std::nullopt;
   }
 
-  void add_node(const onnx::NodeProto& node) {
+  // An Add of two activations: the residual of the one node reading it, or an add layer of its
+  // own where it is read by several nodes, by a node of kPassesOn or as the graph output.
+  void add_node(const onnx::NodeProto& node, const std::string& name) {
     if (node.input_size() != 2) refuse(fmt::format("it has {} inputs, not 2", node.input_size()));
     for (const auto& in : node.input()) {
       if (constants_.contains(in))
         refuse(fmt::format("it adds the constant '{}' (only a MatMul's bias is supported)", in));
-      if (adds_.contains(in))
-        refuse(fmt::format(
-            "its input '{}' is another Add (an add of three tensors is not supported)", in));
     }
     const Activation a = activation_of(node.input(0)), b = activation_of(node.input(1));
     if (a != b)
       refuse(fmt::format("it adds {} to {} (broadcasting is not supported)", a.to_string(),
                          b.to_string()));
+    Source main = read(node.input(0)).main, shortcut = read(node.input(1)).main;
+    if (!shortcut.layer) std::swap(main, shortcut);
+    if (!shortcut.layer) refuse("it adds the graph input to itself");
     const std::string& out = node.output(0);
     const int readers = readers_.contains(out) ? readers_.at(out) : 0;
     const bool graph_output =
         std::ranges::any_of(graph_.output(), [&](const auto& o) { return o.name() == out; });
-    if (readers != 1 || graph_output) {
-      refuse(
-          fmt::format("its output '{}' is read {} times{}; convgrid adds a shortcut into the input "
-                      "of exactly one layer",
-                      out, readers, graph_output ? " (one: the graph output)" : ""));
+    if (readers == 1 && !graph_output && !passed_on_.contains(out)) {
+      adds_[out] = {main, shortcut};
+      return;
     }
-    Source main = read(node.input(0)).main, shortcut = read(node.input(1)).main;
-    if (!shortcut.layer) std::swap(main, shortcut);
-    if (!shortcut.layer) refuse("it adds the graph input to itself");
-    adds_[out] = {main, shortcut};
+    add(Layer(LayerKind::add, name), Read{main, shortcut}, out);
   }
 
   void batch_norm(const onnx::NodeProto& node, const std::string& name) {
@@ -365,7 +371,11 @@ class Importer {
       return;
     }
     const auto pool = onnx_pool_params(node, in);
-    if (!pool) return alias(node.output(0), read(node.input(0)).main);  // the identity
+    if (!pool) {  // the identity
+      if (adds_.contains(node.input(0)))
+        refuse("it is the identity on an Add, which must be read by a layer");
+      return alias(node.output(0), read(node.input(0)).main);
+    }
     Layer l(node.op_type() == "MaxPool" ? LayerKind::max_pool : LayerKind::avg_pool, name);
     l.pool = *pool;
     add(std::move(l), node);
@@ -427,6 +437,7 @@ class Importer {
   std::string input_name_;
   Network net_;
   std::map<std::string, int> readers_;  // tensor -> how many node inputs and graph outputs read it
+  std::set<std::string> passed_on_;     // tensors read by a node of kPassesOn
   std::map<std::string, Source> sources_;
   std::map<std::string, PendingAdd> adds_;
   std::set<int> skip_;  // nodes folded into an earlier one (a MatMul's bias Add)

@@ -17,7 +17,9 @@
 //   Add of two activations -> the `residual` of the one layer that reads its output: that
 //     layer's input is the Add's first operand (the main path) and its residual the second
 //     (an operand that is the graph input goes second: a residual must be a layer). An Add read
-//     by several nodes, by another Add or by the graph output is refused.
+//     by several nodes, by another Add or as the graph output is an `add` layer of its own with
+//     that input and residual (MobileNet-V2's blocks, where the next block reads the sum twice).
+//     An Add passed on by Identity or Dropout is refused.
 //
 // The input shape is the graph input's C x H x W (its batch extent is ignored; any extent may be
 // symbolic); `input_shape` gives the symbolic ones, and must agree with the fixed ones.

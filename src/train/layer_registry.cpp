@@ -7,10 +7,11 @@
 
 namespace convgrid {
 
-// Defined each in its own file of train/layers/ (relu6 in relu_layer.cpp, with relu).
+// Defined each in its own file of train/layers/ (relu6 and add in relu_layer.cpp, with relu).
 std::unique_ptr<TrainLayer> make_conv_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_relu_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_relu6_layer(const LayerSetup& setup);
+std::unique_ptr<TrainLayer> make_add_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_pool_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_batch_norm_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_flatten_layer(const LayerSetup& setup);
@@ -26,6 +27,7 @@ constexpr std::pair<LayerKind, Factory> kFactories[] = {
     {LayerKind::fully_connected, make_conv_layer},
     {LayerKind::relu, make_relu_layer},
     {LayerKind::relu6, make_relu6_layer},
+    {LayerKind::add, make_add_layer},
     {LayerKind::max_pool, make_pool_layer},
     {LayerKind::avg_pool, make_pool_layer},
     {LayerKind::global_avg_pool, make_pool_layer},

@@ -5,14 +5,15 @@
 #  - a truncated model is a one-line error naming the file;
 #  - train: from the model's initializers (PyTorch's weights), the first 4 losses on the first 64
 #    Fashion-MNIST images (one batch per epoch) equal PyTorch's (tiny_resnet.losses.json) within
-#    1e-4 relative, on 1 and 2 ranks;
-#  - export --onnx: the checkpoint of step 2 (one rank) written into a copy of the model. Read
-#    with a small protobuf decoder (Python's standard library): every parameter initializer holds
-#    raw_data equal byte for byte to the array of `export --out` for its parameter (no
-#    float_data), everything else (graph, nodes, other fields of the initializers, opset) is as
-#    in the original; trained from the copy, the first loss is the original run's third (it
-#    continues where step 2 stood); bad flags, another network and an unwritable path are
-#    one-line errors that write nothing.
+#    1e-4 relative, on 1 and 2 ranks; and so do tiny_mobilenet's (depthwise convolutions, ReLU6,
+#    add layers), the 2 ranks splitting every layer's rows where it fits (redistributions, halos);
+#  - export --onnx: the checkpoint of step 2 (tiny_resnet, one rank) written into a copy of the
+#    model. Read with a small protobuf decoder (Python's standard library): every parameter
+#    initializer holds raw_data equal byte for byte to the array of `export --out` for its
+#    parameter (no float_data), everything else (graph, nodes, other fields of the initializers,
+#    opset) is as in the original; trained from the copy, the first loss is the original run's
+#    third (it continues where step 2 stood); bad flags, another network and an unwritable path
+#    are one-line errors that write nothing.
 set -euo pipefail
 readonly DATA=$(cd "$(dirname "$0")/../data/onnx" && pwd)
 source "$(dirname "$0")/lib.bash"
@@ -37,13 +38,16 @@ expect_fail_with "--input-shape 1x28x28 applies to .onnx networks" \
 head -c 5000 "$DATA/tiny_resnet.onnx" > cut.onnx
 expect_fail_with "cut.onnx" plan --network cut.onnx --procs 4
 
-train=(train --network "$DATA/tiny_resnet.onnx" --train-samples 64 --test-samples 64 --batch 64
-       --epochs 4 --lr 0.1 --momentum 0.9 --weight-decay 0 --threads 1 --progress none --log-steps)
-for np in 1 2; do
+train=(train --train-samples 64 --test-samples 64 --batch 64 --epochs 4 --lr 0.1 --momentum 0.9
+       --weight-decay 0 --threads 1 --progress none --log-steps)
+for run in "tiny_resnet 1" "tiny_resnet 2" "tiny_mobilenet 1" "tiny_mobilenet 2 --grid 1,1,1,2,1"; do
+  read -r model np grid <<< "$run"
   checkpoints=()
-  [[ $np -eq 1 ]] && checkpoints=(--checkpoint-dir ck)
-  run_mpi "$np" "${train[@]}" "${checkpoints[@]}" --json "train$np.json" > /dev/null
-  "$PYTHON" - "train$np.json" "$DATA/tiny_resnet.losses.json" <<'PY' || fail "np $np: losses differ from PyTorch's"
+  [[ $model == tiny_resnet && $np -eq 1 ]] && checkpoints=(--checkpoint-dir ck)  # for export --onnx
+  # shellcheck disable=SC2086
+  run_mpi "$np" "${train[@]}" --network "$DATA/$model.onnx" $grid "${checkpoints[@]}" --json "$model.$np.json" \
+    > /dev/null
+  "$PYTHON" - "$model.$np.json" "$DATA/$model.losses.json" <<'PY' || fail "$model np $np: losses differ from PyTorch's"
 import json, sys
 got = [s["loss"] for s in json.load(open(sys.argv[1]))["steps"]]
 want = json.load(open(sys.argv[2]))["losses"]
@@ -136,7 +140,7 @@ PY
 run_one train --network trained.onnx --train-samples 64 --test-samples 64 --batch 64 --epochs 1 \
   --lr 0.1 --momentum 0.9 --weight-decay 0 --threads 1 --progress none --log-steps \
   --json continued.json > /dev/null
-"$PYTHON" - continued.json train1.json <<'PY' || fail "training from trained.onnx did not continue from step 2"
+"$PYTHON" - continued.json tiny_resnet.1.json <<'PY' || fail "training from trained.onnx did not continue from step 2"
 import json, sys
 got = json.load(open(sys.argv[1]))["steps"][0]["loss"]
 want = json.load(open(sys.argv[2]))["steps"][2]["loss"]

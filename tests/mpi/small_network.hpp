@@ -5,6 +5,8 @@
 #pragma once
 
 #include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "convgrid/grid_dims.hpp"
@@ -120,6 +122,33 @@ inline std::vector<std::vector<GridDims>> grid_choices(const Network& net, int64
     }
   }
   return out;
+}
+
+// MobileNet-V2's identity blocks, whose sums feed the next block and its shortcut: add layers
+// (input + residual) read by a conv and by the next add. The first add's input is also read by
+// the conv beside it (its residual add is not in place) and its residual by it alone; the
+// second's input is read by it alone (in place) and its residual, the first add, twice.
+inline Network add_net() {
+  Network net("add", {2, 6, 6});
+  const auto add = [&](std::string name, std::string input, std::string residual) {
+    Layer l(LayerKind::add, std::move(name));
+    l.input = std::move(input);
+    l.residual = std::move(residual);
+    net.add(l);
+  };
+  net.add(conv("c1", 4, 3, 1, 1));
+  net.add(conv("c2", 4, 3, 1, 1));
+  add("s1", "c1", "c2");
+  net.add(conv("c3", 4, 1, 1, 0));
+  add("s2", "", "s1");
+  net.add(pool(LayerKind::avg_pool, "pool", 3, 3, 0));  // 2x2
+  net.add(Layer(LayerKind::flatten, "flat"));
+  Layer fc(LayerKind::fully_connected, "fc");
+  fc.conv.K = 5;
+  fc.conv.bias = true;
+  net.add(fc);
+  net.add(Layer(LayerKind::softmax_xent, "loss"));
+  return net;
 }
 
 }  // namespace convgrid::test_net

@@ -1,7 +1,8 @@
 // The whole training job's memory model (train/training_memory.hpp) against MemoryTracker under
-// mpiexec: the small network on many grids, with every layer unstreamed or streamed, holds after
-// two SGD steps exactly the bytes the model gives for its rank (activations, parameters and
-// momentum, staging, each layer's buffers), and everything is freed with the network.
+// mpiexec: the small, residual and add networks on many grids, with every layer unstreamed or
+// streamed, hold after two SGD steps exactly the bytes the model gives for their rank
+// (activations, parameters and momentum, staging, each layer's buffers), and everything is freed
+// with the network.
 #include "train/training_memory.hpp"
 
 #include <fmt/format.h>
@@ -39,13 +40,15 @@ std::vector<LayerPlan> plans_with_panels(const Network& net, const std::vector<G
 
 TEST(TrainingMemory, EqualsTheTrackedBytesOnEveryRank) {
   const Communicator world = Communicator::world();
-  for (const Network& net : {test_net::small_net(), test_net::residual_net()}) {
+  for (const Network& net :
+       {test_net::small_net(), test_net::residual_net(), test_net::add_net()}) {
     SCOPED_TRACE(net.name());
     // At most 8 of the grid choices, spread over the list, each unstreamed or streamed in turn
     const std::vector<std::vector<GridDims>> choices = test_net::grid_choices(net, world.size());
-    // (the residual network, seven layers with batch norm, at most 4: its memory test is the
-    // slowest of the suite, and it runs twice, the second time with oneDNN held to AVX2)
-    const size_t most = net.name() == "residual" ? 4 : 8;
+    // (the residual network, seven layers with batch norm, and the add network at most 4: this
+    // test is the slowest of the suite, and it runs twice, the second time with oneDNN held to
+    // AVX2)
+    const size_t most = net.name() == "small" ? 8 : 4;
     const size_t stride = (choices.size() + most - 1) / most;
     int cases = 0;
     for (size_t c = 0; c < choices.size(); c += stride) {

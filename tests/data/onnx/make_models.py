@@ -14,11 +14,18 @@ tests need no PyTorch):
                        --batch 64 visits the same 64 images each epoch in another order, which
                        changes neither the mean loss nor the batch statistics, so its losses must
                        be these (tests/cli/onnx.sh, within 1e-4 relative).
+    tiny_mobilenet.onnx, tiny_mobilenet.losses.json
+                       the same for a MobileNet-V2 of torchvision's own blocks for 1x28x28 inputs:
+                       conv 3x3/2 1->8 + BN + ReLU6, three InvertedResidual blocks 8->8 (expand 2,
+                       2, 3: depthwise convolutions, ReLU6, and identity shortcuts whose sums, with
+                       no activation after them, the next block's conv and Add both read: add
+                       layers), an InvertedResidual 8->12 stride 2, global average pool, fc 12->10.
 
 Exported in training mode (batch normalization stays a node of its own: eval mode folds it into
 the convolution) at opset 13, with a symbolic batch dimension.
 
-Needs Debian's python3-torch and python3-onnx (bash scripts/setup.sh --with-torch):
+Needs Debian's python3-torch, python3-torchvision and python3-onnx (bash scripts/setup.sh
+--with-torch):
 
     /usr/bin/python3 tests/data/onnx/make_models.py
 """
@@ -30,6 +37,8 @@ import warnings
 
 import torch
 import torch.nn as nn
+from torchvision.models.mobilenetv2 import InvertedResidual
+from torchvision.ops.misc import Conv2dNormActivation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "bench"))
@@ -57,6 +66,23 @@ class TinyResNet(nn.Module):
         return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
+class TinyMobileNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            Conv2dNormActivation(1, 8, stride=2, activation_layer=nn.ReLU6),
+            InvertedResidual(8, 8, 1, 2),
+            InvertedResidual(8, 8, 1, 2),
+            InvertedResidual(8, 8, 1, 3),
+            InvertedResidual(8, 12, 2, 2),
+        )
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(12, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.avgpool(self.features(x)), 1))
+
+
 def export(model, name, shape):
     path = os.path.join(HERE, name + ".onnx")
     model = copy.deepcopy(model)  # tracing in training mode updates the running statistics
@@ -70,10 +96,11 @@ def export(model, name, shape):
     return path
 
 
-def main():
+def write(name, make):
+    """<name>.onnx, the model `make` builds after seeding with 0, and <name>.losses.json."""
     torch.manual_seed(0)
-    model = TinyResNet()
-    export(model, "tiny_resnet", (1, 28, 28))
+    model = make()
+    export(model, name, (1, 28, 28))
     x, y = load_split(DATA_DIR, "train", SAMPLES)
     opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM, weight_decay=0)
     model.train()
@@ -84,12 +111,17 @@ def main():
         loss.backward()
         opt.step()
         losses.append(loss.item())
-    path = os.path.join(HERE, "tiny_resnet.losses.json")
+    path = os.path.join(HERE, name + ".losses.json")
     with open(path, "w") as f:
         json.dump({"samples": SAMPLES, "lr": LR, "momentum": MOMENTUM, "weight_decay": 0,
                    "losses": losses}, f, indent=1)
         f.write("\n")
     print(f"wrote {path}: {losses}")
+
+
+def main():
+    write("tiny_resnet", TinyResNet)
+    write("tiny_mobilenet", TinyMobileNet)
 
 
 if __name__ == "__main__":
