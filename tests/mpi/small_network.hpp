@@ -33,6 +33,16 @@ inline Layer pool(LayerKind kind, const char* name, int64_t window, int64_t stri
   return l;
 }
 
+// The networks' last layers: flatten, a fully connected layer of 5 classes with bias, the loss.
+inline void add_classifier(Network& net) {
+  net.add(Layer(LayerKind::flatten, "flat"));
+  Layer fc(LayerKind::fully_connected, "fc");
+  fc.conv.K = 5;
+  fc.conv.bias = true;
+  net.add(fc);
+  net.add(Layer(LayerKind::softmax_xent, "loss"));
+}
+
 inline Network small_net() {
   Network net("small", {2, 9, 9});
   net.add(conv("c1", 4, 3, 1, 1));
@@ -41,12 +51,7 @@ inline Network small_net() {
   net.add(conv("c2", 6, 3, 1, 1));
   net.add(Layer(LayerKind::relu, "r2"));
   net.add(pool(LayerKind::avg_pool, "p2", 2, 2, 0));  // 2x2
-  net.add(Layer(LayerKind::flatten, "flat"));
-  Layer fc(LayerKind::fully_connected, "fc");
-  fc.conv.K = 5;
-  fc.conv.bias = true;
-  net.add(fc);
-  net.add(Layer(LayerKind::softmax_xent, "loss"));
+  add_classifier(net);
   return net;
 }
 
@@ -80,12 +85,7 @@ inline Network residual_net() {
   r5.residual = "proj_bn";  // projection shortcut
   net.add(r5);
   net.add(Layer(LayerKind::global_avg_pool, "gap"));
-  net.add(Layer(LayerKind::flatten, "flat"));
-  Layer fc(LayerKind::fully_connected, "fc");
-  fc.conv.K = 5;
-  fc.conv.bias = true;
-  net.add(fc);
-  net.add(Layer(LayerKind::softmax_xent, "loss"));
+  add_classifier(net);
   return net;
 }
 
@@ -142,12 +142,7 @@ inline Network add_net() {
   net.add(conv("c3", 4, 1, 1, 0));
   add("s2", "", "s1");
   net.add(pool(LayerKind::avg_pool, "pool", 3, 3, 0));  // 2x2
-  net.add(Layer(LayerKind::flatten, "flat"));
-  Layer fc(LayerKind::fully_connected, "fc");
-  fc.conv.K = 5;
-  fc.conv.bias = true;
-  net.add(fc);
-  net.add(Layer(LayerKind::softmax_xent, "loss"));
+  add_classifier(net);
   return net;
 }
 
