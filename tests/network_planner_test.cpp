@@ -50,18 +50,13 @@ int64_t edge_words(const Placement& from, const Placement& to, bool backward) {
   return largest;
 }
 
-// Enumerates every assignment of each layer's candidate grids (taken from the plan with a huge
-// candidate count, so all fitting grids) and returns the smallest total words.
-int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool train) {
-  NetworkPlanOptions all = o;
-  all.candidates = 1000;
+// Enumerates every assignment of the layers' grids in `grids` (per compute layer) and returns
+// the smallest total words.
+int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool train,
+                          const std::vector<std::vector<LayerPlan>>& grids) {
   const std::vector<ComputeLayer> compute = net.compute_layers();
-  std::vector<std::vector<LayerPlan>> grids;
   std::vector<ConvShape> shapes;
-  for (const ComputeLayer& c : compute) {
-    shapes.push_back(conv_shape(net.layers()[c.layer], o.batch));
-    grids.push_back(best_layer_plans(shapes.back(), o.layer, 1000));
-  }
+  for (const ComputeLayer& c : compute) shapes.push_back(conv_shape(net.layers()[c.layer], o.batch));
   const auto compute_index = [&](size_t layer) {
     for (size_t i = 0; i < compute.size(); ++i) {
       if (compute[i].layer == layer) return i;
@@ -106,6 +101,15 @@ int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool 
   return best;
 }
 
+// The same over every grid that fits each layer.
+int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool train) {
+  std::vector<std::vector<LayerPlan>> grids;
+  for (const ComputeLayer& c : net.compute_layers()) {
+    grids.push_back(best_layer_plans(conv_shape(net.layers()[c.layer], o.batch), o.layer, 1000));
+  }
+  return brute_force_words(net, o, train, grids);
+}
+
 TEST(NetworkPlanner, DynamicProgrammeEqualsEnumeration) {
   const Network net = network_from_json(kSmallNetwork, "small");
   for (int64_t P : {2, 4}) {
@@ -120,6 +124,42 @@ TEST(NetworkPlanner, DynamicProgrammeEqualsEnumeration) {
       EXPECT_EQ(plan.layers[1].edges_in.size(), 2u) << "c2 has its input and the shortcut";
     }
   }
+}
+
+// A MobileNet-V2 block: 1x1 expansion, depthwise 3x3, 1x1 projection, ReLU6 between.
+const char* kMobileBlock = R"({"name": "mobile", "input": {"C": 8, "H": 16, "W": 16}, "layers": [
+  {"type": "conv", "name": "expand", "K": 32, "R": 1, "S": 1}, {"type": "relu6", "name": "a1"},
+  {"type": "conv", "name": "depthwise", "K": 32, "R": 3, "S": 3, "pad": 1, "groups": 32},
+  {"type": "relu6", "name": "a2"}, {"type": "conv", "name": "project", "K": 8, "R": 1, "S": 1}]})";
+
+// A depthwise layer's own best grids split channels, where it moves next to nothing, but its 1x1
+// neighbours prefer other grids, and moving the activation between them can cost more than both
+// layers. Its candidates therefore include its neighbours': the plan is the best assignment of
+// the expansion's and the projection's own candidates and the depthwise layer's own and theirs
+// (enumerated), and here the depthwise layer takes one of theirs.
+TEST(NetworkPlanner, GroupedLayersMayTakeTheirNeighboursGrids) {
+  const Network net = network_from_json(kMobileBlock, "mobile");
+  NetworkPlanOptions o = forward_options(64, 16);
+  o.layer.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
+  const NetworkPlan plan = plan_network(net, o);
+  std::vector<std::vector<LayerPlan>> grids = {layer_candidates(net, o, 0), layer_candidates(net, o, 1),
+                                               layer_candidates(net, o, 2)};
+  const std::vector<LayerPlan> own_depthwise = grids[1];
+  const ConvShape depthwise = conv_shape(net.layers()[2], o.batch);
+  for (size_t neighbour : {0, 2}) {
+    for (const LayerPlan& p : grids[neighbour]) {
+      if (p.grid.fits(depthwise)) grids[1].push_back(evaluate_grid(depthwise, p.grid, o.layer));
+    }
+  }
+  EXPECT_EQ(plan.words(), brute_force_words(net, o, true, grids));
+  const GridDims chosen = plan.layers[1].plan.grid;
+  EXPECT_TRUE(std::none_of(own_depthwise.begin(), own_depthwise.end(),
+                           [&](const LayerPlan& p) { return p.grid == chosen; }))
+      << chosen.to_string() << " is among the depthwise layer's own candidates";
+  // Restricted to its own candidates it would move more.
+  std::vector<std::vector<LayerPlan>> own = grids;
+  own[1] = own_depthwise;
+  EXPECT_LT(plan.words(), brute_force_words(net, o, true, own));
 }
 
 TEST(NetworkPlanner, ReportedEdgesAreTheirRedistributions) {

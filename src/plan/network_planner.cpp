@@ -177,6 +177,33 @@ const Candidates& candidates_of(const Network& net, const ComputeLayer& c, const
   return it->second;
 }
 
+// A grouped layer's own best grids are seldom its neighbours': a depthwise layer moves next to
+// nothing on a channel split, while the 1x1 layers around it prefer samples and pixels, and
+// moving the activation between the two can cost far more than either layer. So a grouped
+// layer's candidates also take the grids its neighbours' candidates list (where they fit, are in
+// the family and under the limit), which lets the search keep one grid across them.
+void add_neighbour_grids(std::vector<Candidates>& cand, const std::vector<Edge>& edges,
+                         const std::vector<ConvShape>& shapes, const NetworkPlanOptions& no) {
+  const std::vector<Candidates> own = cand;  // the neighbours' own lists, not what they gain here
+  for (size_t i = 0; i < cand.size(); ++i) {
+    if (shapes[i].groups == 1) continue;
+    const PlanOptions o = layer_options(no, i).layer;
+    bool fallback = false;
+    const GridFilter allowed = family_filter(no.family, shapes[i], o.procs, fallback);
+    std::vector<LayerPlan>& list = cand[i].plans;
+    for (const Edge& e : edges) {
+      if (e.from != i && e.to != i) continue;
+      for (const LayerPlan& p : own[e.from == i ? e.to : e.from].plans) {
+        const GridDims& g = p.grid;
+        if (!g.fits(shapes[i]) || (allowed && !allowed(g))) continue;
+        if (std::any_of(list.begin(), list.end(), [&](const LayerPlan& q) { return q.grid == g; })) continue;
+        LayerPlan q = evaluate_grid(shapes[i], g, o);
+        if (!o.mem_per_rank_bytes || q.memory_bytes <= *o.mem_per_rank_bytes) list.push_back(std::move(q));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<LayerPlan> layer_candidates(const Network& net, const NetworkPlanOptions& no, size_t index) {
@@ -309,6 +336,7 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
       throw_memory_error(net, compute, shapes, own, i);
     }
   }
+  add_neighbour_grids(cand, edges, shapes, no);
 
   // Batch normalization runs where its input lies: in a compute layer's output blocks (pooled
   // when a pooling layer comes between), and its all-reduces cost what that grid gives them.
