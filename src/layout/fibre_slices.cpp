@@ -5,8 +5,8 @@ namespace convgrid {
 
 FibreSlices::FibreSlices(const LayerLayout& L, GridCoord g) {
   const GridDims& d = L.dims();
-  const int64_t m = L.in_fibre_size(), first = g.k - g.k % m;
-  for (int64_t j = first; j < first + m; ++j) {
+  const Range fibre = L.in_fibre_of(g.k);
+  for (int64_t j = fibre.begin; j < fibre.end; ++j) {
     in.push_back(L.in_slice({g.n, j, g.c, g.h, g.w}));
     in_read.push_back(L.read_count(in.back()));
   }

@@ -72,6 +72,8 @@ class LayerLayout {
   // pk - pk % m ... that share their input; pk is member pk % m.
   Range group_block(int64_t pk) const;
   int64_t in_fibre_size() const { return in_fibre_; }
+  // The pk of that input fibre: [pk - pk % m, pk - pk % m + m).
+  Range in_fibre_of(int64_t pk) const { return Range{0, in_fibre_}.shifted(pk - pk % in_fibre_); }
 
   // Input rows (columns) owned at rest by ph (pw), and read by its output rows (columns).
   Range rows_owned(int64_t ph) const;

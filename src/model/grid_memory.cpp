@@ -18,8 +18,8 @@ int64_t grid_memory_bytes(const LayerLayout& L, GridCoord g, const std::vector<P
   const bool in_place = L.input_inside_block(g);
   int64_t in_read_total = 0;
   int64_t in_read_own = 0;
-  const int64_t m = L.in_fibre_size();
-  for (int64_t j = g.k - g.k % m; j < g.k - g.k % m + m; ++j) {
+  const Range fibre = L.in_fibre_of(g.k);
+  for (int64_t j = fibre.begin; j < fibre.end; ++j) {
     GridCoord o = g;
     o.k = j;
     const int64_t n = L.read_count(L.in_slice(o));

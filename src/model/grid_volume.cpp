@@ -18,10 +18,10 @@ class Charges {
 
   // In over the input fibre (read pixels of the other slices) and the halo from spatial neighbours.
   void gather_input() {
-    const int64_t m = L_.in_fibre_size();
-    if (m > 1) {
+    const Range fibre = L_.in_fibre_of(g_.k);
+    if (fibre.size() > 1) {
       int64_t total = 0, words = 0;
-      for (int64_t j = g_.k - g_.k % m; j < g_.k - g_.k % m + m; ++j) {
+      for (int64_t j = fibre.begin; j < fibre.end; ++j) {
         GridCoord o = g_;
         o.k = j;
         const int64_t w = L_.read_count(L_.in_slice(o));
