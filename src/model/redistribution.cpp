@@ -129,9 +129,55 @@ Placement Placement::input_of(const LayerLayout& layout) {
   return Placement(layout, Side::in, input_box(layout.shape()));
 }
 
+Placement Placement::joined(const GridDims& dims, const Box4& tensor) {
+  Placement p(dims, Side::joined, tensor);
+  for (int64_t i = 0; i < dims.Pn; ++i) p.n_.push_back(balanced_block(tensor.extent(0), dims.Pn, i));
+  const int64_t planes = dims.Pk * dims.Pc;
+  for (int64_t i = 0; i < planes; ++i) p.channel_.push_back(balanced_block(tensor.extent(1), planes, i));
+  for (int64_t i = 0; i < dims.Ph; ++i) p.row_.push_back(balanced_block(tensor.extent(2), dims.Ph, i));
+  for (int64_t i = 0; i < dims.Pw; ++i) p.col_.push_back(balanced_block(tensor.extent(3), dims.Pw, i));
+  return p;
+}
+
+Placement Placement::pooled(int64_t H, int64_t W) const {
+  if (side_ == Side::in || window_offset_ >= 0) throw Error("Placement::pooled: only an output or a joined placement pools");
+  if (H < 1 || H > tensor_.extent(2) || W < 1 || W > tensor_.extent(3)) {
+    throw InputError(fmt::format("pooled extents {}x{} are outside the activation's {}x{}", H, W,
+                                 tensor_.extent(2), tensor_.extent(3)));
+  }
+  if (H == tensor_.extent(2) && W == tensor_.extent(3)) return *this;
+  Placement p = *this;
+  if (p.side_ == Side::out) p.side_ = Side::pooled_out;
+  p.tensor_.r[2] = Range{0, H};
+  p.tensor_.r[3] = Range{0, W};
+  for (int64_t i = 0; i < dims_.Ph; ++i) p.row_[i] = balanced_block(H, dims_.Ph, i);
+  for (int64_t i = 0; i < dims_.Pw; ++i) p.col_[i] = balanced_block(W, dims_.Pw, i);
+  return p;
+}
+
+Placement Placement::window(int64_t offset, int64_t count) const {
+  if (side_ != Side::joined || window_offset_ >= 0) throw Error("Placement::window: only a joined placement has windows");
+  if (offset < 0 || count < 1 || offset + count > tensor_.extent(1)) {
+    throw Error(fmt::format("Placement::window: channels [{}, {}) are outside [0, {})", offset,
+                            offset + count, tensor_.extent(1)));
+  }
+  Placement p = *this;
+  p.window_offset_ = offset;
+  p.tensor_.r[1] = Range{0, count};
+  return p;
+}
+
 // LayerLayout::out_slice (Out and pooled Out: split over the c-fibre) and in_slice (split over
-// the input fibre), from the tables.
+// the input fibre), from the tables; a joined placement's whole boxes, cut to the window.
 Slice Placement::slice_at(GridCoord g) const {
+  if (side_ == Side::joined) {
+    Box4 box{{n_[g.n], channel_[g.k * dims_.Pc + g.c], row_[g.h], col_[g.w]}};
+    if (window_offset_ >= 0) {
+      const Range mine = box.r[1].intersect(Range{window_offset_, window_offset_ + tensor_.extent(1)});
+      box.r[1] = mine.empty() ? Range{0, 0} : Range{mine.begin - window_offset_, mine.end - window_offset_};
+    }
+    return Slice::whole(box);
+  }
   const bool in = side_ == Side::in;
   const int64_t channel = in ? g.k / parts_ * dims_.Pc + g.c : g.k, part = in ? g.k % parts_ : g.c;
   if (!split_.empty()) {

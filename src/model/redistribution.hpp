@@ -41,6 +41,21 @@ class Placement {
   static Placement pooled_output_of(const LayerLayout& layout, int64_t H, int64_t W);
   // In (or dIn) of a layer's grid.
   static Placement input_of(const LayerLayout& layout);
+  // A concat's output (nn/network.hpp) on the grid that wrote its first operand: samples, rows and
+  // columns balanced over Pn, Ph and Pw as in that grid's Out, and the joined channels balanced
+  // over the Pk * Pc ranks of each k x c plane (rank (pk, pc) holds block pk * Pc + pc; some are
+  // empty when there are fewer channels). Every slice is a whole box, so a window of channels
+  // (an operand's part) is one box too. `tensor` is N x C x H x W from the origin.
+  static Placement joined(const GridDims& dims, const Box4& tensor);
+
+  // This placement's blocks over a pooled tensor of H x W (rows and columns balanced over Ph and
+  // Pw, the samples and channels as they are): what pooling keeps. Out of a grid pooled is
+  // pooled_output_of; a joined placement stays joined. Error for In, or a window.
+  Placement pooled(int64_t H, int64_t W) const;
+  // Channels [offset, offset + count) of a joined placement, as a tensor of its own (its channel
+  // 0 is channel `offset`): where one operand of a concat goes. Error for another placement or a
+  // window outside the channels.
+  Placement window(int64_t offset, int64_t count) const;
 
   const GridDims& dims() const { return dims_; }
   // The whole tensor: N x C x H x W.
@@ -49,8 +64,9 @@ class Placement {
   Slice slice_at(GridCoord g) const;
 
  private:
-  enum class Side { out, pooled_out, in };
+  enum class Side { out, pooled_out, in, joined };
   Placement(const LayerLayout& layout, Side side, Box4 tensor);
+  Placement(const GridDims& dims, Side side, Box4 tensor) : dims_(dims), side_(side), tensor_(tensor) {}
 
   GridDims dims_;
   Side side_;
@@ -62,6 +78,8 @@ class Placement {
   // has at least `parts` channels (whole-channel splits; else the split is computed per rank).
   int64_t parts_ = 1;
   std::vector<Range> split_;
+  // A window's first channel in the joined tensor (-1: not a window).
+  int64_t window_offset_ = -1;
 };
 
 // Whether two tensors have the same extents, and whether `flat` is the flattened view of

@@ -2,6 +2,7 @@
 #include "nn/network.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <utility>
 
@@ -91,12 +92,35 @@ Activation output_of(const Layer& layer) {
         throw InputError("it has no residual (an add layer adds its residual to its input)");
       }
       return in;
+    case LayerKind::concat:
+      throw Error("a concat's output is joined in Network::add");
     case LayerKind::relu:
     case LayerKind::relu6:
     case LayerKind::batch_norm:
       return in;
   }
   throw Error("unknown layer kind");
+}
+
+// A concat's output: its input's channels, then each concat input's, on the same H x W.
+template <class OutputOf>
+Activation joined(const Layer& layer, OutputOf&& output_of_layer) {
+  if (layer.concat_inputs.empty()) {
+    throw InputError("it has no concat inputs (a concat joins its input and at least one more)");
+  }
+  if (!layer.residual.empty()) throw InputError("a concat has no residual");
+  Activation out = layer.in;
+  for (const std::string& ref : layer.concat_inputs) {
+    const Activation a = output_of_layer(ref);
+    if (a.H != out.H || a.W != out.W) {
+      throw InputError(fmt::format("concat input '{}' is {} but the input is {}: the operands of a "
+                                   "concat must have the same H x W",
+                                   ref, a.to_string(), layer.in.to_string()));
+    }
+    out.C = checked_add(out.C, a.C, "concatenated channels");
+  }
+  check_extent("concatenated channels", out.C, 1);
+  return out;
 }
 
 }  // namespace
@@ -113,6 +137,8 @@ std::string_view to_string(LayerKind kind) {
       return "relu6";
     case LayerKind::add:
       return "add";
+    case LayerKind::concat:
+      return "concat";
     case LayerKind::max_pool:
       return "max_pool";
     case LayerKind::avg_pool:
@@ -166,7 +192,15 @@ const Layer& Network::add(Layer layer) {
       }
     }
     if (layer.kind == LayerKind::global_avg_pool) layer.pool = {layer.in.H, layer.in.W, 1, 1, 0, 0};
-    layer.out = output_of(layer);
+    if (layer.kind != LayerKind::concat) {
+      if (!layer.concat_inputs.empty()) {
+        throw InputError(fmt::format("it has concat inputs '{}' but only a concat joins inputs",
+                                     fmt::join(layer.concat_inputs, "', '")));
+      }
+      layer.out = output_of(layer);
+    } else {
+      layer.out = joined(layer, [&](const std::string& ref) { return earlier("concat input", ref).out; });
+    }
   } catch (const InputError& e) {
     throw InputError(fmt::format("network '{}': layers[{}] '{}' ({}): {}", name_, index, layer.name,
                                  to_string(layer.kind), e.what()));
@@ -210,8 +244,10 @@ ActivationSource Network::trace(std::optional<size_t> from) const {
       s.layer = p;
       break;
     }
-    if (layer.kind == LayerKind::flatten) s.pooled = layer.in;
-    s.through_pool_or_flatten |= is_pool(layer.kind) || layer.kind == LayerKind::flatten;
+    if (layer.kind == LayerKind::flatten && !s.joined) s.pooled = layer.in;
+    s.through_pool_or_flatten |=
+        is_pool(layer.kind) || layer.kind == LayerKind::flatten || layer.kind == LayerKind::concat;
+    s.joined |= layer.kind == LayerKind::concat;
   }
   return s;
 }
@@ -222,6 +258,22 @@ ActivationSource Network::residual_source(size_t index) const {
   const Layer& layer = layers_.at(index);
   if (layer.residual.empty()) throw Error(fmt::format("layer '{}' has no residual", layer.name));
   return trace(find(layer.residual));
+}
+
+ActivationSource Network::concat_source(size_t index, size_t operand) const {
+  const Layer& layer = layers_.at(index);
+  if (layer.kind != LayerKind::concat || operand > layer.concat_inputs.size()) {
+    throw Error(fmt::format("layer '{}' has no concat operand {}", layer.name, operand));
+  }
+  return trace(operand == 0 ? producer(index) : find(layer.concat_inputs[operand - 1]));
+}
+
+std::vector<std::optional<size_t>> Network::operands(size_t index) const {
+  const Layer& layer = layers_.at(index);
+  std::vector<std::optional<size_t>> out{producer(index)};
+  if (!layer.residual.empty()) out.push_back(find(layer.residual));
+  for (const std::string& ref : layer.concat_inputs) out.push_back(find(ref));
+  return out;
 }
 
 ConvShape conv_shape(const Layer& layer, int64_t batch) {

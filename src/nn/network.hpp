@@ -6,7 +6,9 @@
 // shortcut add: an element-wise sum of two tensors in the same distribution, not a layer that
 // moves data). An `add` layer is that sum alone, the identity on its input plus its residual:
 // the sum as a layer of its own, for when more than one layer reads it (MobileNet-V2's blocks,
-// which have no activation after the add). Network::add infers and checks every shape as it goes,
+// which have no activation after the add). A `concat` layer joins its input and the layers its
+// `concat_inputs` name along channels, in that order (DenseNet, Inception): the operands have the
+// same H x W, and the output has the sum of their channels. Network::add infers and checks every shape as it goes,
 // so a Network is always consistent; any mismatch is an InputError naming the layer and the
 // numbers.
 //
@@ -40,6 +42,7 @@ enum class LayerKind {
   relu,
   relu6,  // min(max(x, 0), 6): PyTorch's ReLU6 (MobileNet-V2)
   add,    // the identity on an input that gets its (required) residual added: input + residual
+  concat,  // its input and its concat_inputs joined along channels, in that order
   max_pool,
   avg_pool,
   global_avg_pool,  // average over all rows and columns: an avg_pool whose window is the input
@@ -49,7 +52,7 @@ enum class LayerKind {
   softmax_xent
 };
 
-// The name of a kind as the JSON format spells it: conv, relu, relu6, add, max_pool, avg_pool,
+// The name of a kind as the JSON format spells it: conv, relu, relu6, add, concat, max_pool, avg_pool,
 // global_avg_pool, batch_norm, flatten, fc, softmax_xent.
 std::string_view to_string(LayerKind kind);
 
@@ -91,6 +94,9 @@ struct Layer {
   PoolParams pool;       // max_pool, avg_pool and global_avg_pool (set by Network::add) only
   std::string input;     // the earlier layer whose output this one reads; "" = the one before
   std::string residual;  // the earlier layer whose output is added to the input; "" = none
+  // concat only: the earlier layers whose outputs follow the input's channels, in order (at
+  // least one; a name may repeat, as in ONNX)
+  std::vector<std::string> concat_inputs;
   Activation in, out;    // set by Network::add
 
   bool operator==(const Layer&) const = default;
@@ -109,13 +115,20 @@ struct ComputeLayer {
 };
 
 // Where an activation a layer reads comes from.
+//
+// Through a concat the trace follows the concat's first operand (its `input`): a concat's output
+// lies in the blocks of the grid that wrote that operand, joined over all its channels
+// (Placement::joined_of), so that grid's compute layer is the source, `joined` is set and
+// `pooled` has the concat's channels.
 struct ActivationSource {
-  // The compute layer whose output reaches it through relu, pooling and flatten layers; none
-  // when that is the network's input.
+  // The compute layer whose output reaches it through relu, pooling, flatten and concat layers
+  // (a concat's first operand); none when that is the network's input.
   std::optional<size_t> layer;
-  bool through_pool_or_flatten = false;
-  // The activation as it leaves the last pooling layer on the way: before any flatten.
+  bool through_pool_or_flatten = false;  // or a concat: the activation changes shape
+  // The activation as it leaves the last pooling layer (or concat) on the way: before any flatten.
   Activation pooled;
+  // A concat lies on the way: the activation is held in its joined placement (pooled after).
+  bool joined = false;
 
   bool operator==(const ActivationSource&) const = default;
 };
@@ -144,6 +157,12 @@ class Network {
   // The index of the layer whose output layers()[index] reads (none: the network input).
   std::optional<size_t> producer(size_t index) const;
   ActivationSource residual_source(size_t index) const;
+  // Where operand `operand` of concat layer layers()[index] comes from (0: its input, then its
+  // concat_inputs in order); Error for another kind or an operand out of range.
+  ActivationSource concat_source(size_t index, size_t operand) const;
+  // The layers whose output layers()[index] reads: its producer (none: the network input), its
+  // residual and its concat inputs, in that order.
+  std::vector<std::optional<size_t>> operands(size_t index) const;
 
   bool operator==(const Network&) const = default;
 

@@ -25,6 +25,7 @@ constexpr LayerKind kKinds[] = {LayerKind::conv,
                                 LayerKind::relu,
                                 LayerKind::relu6,
                                 LayerKind::add,
+                                LayerKind::concat,
                                 LayerKind::max_pool,
                                 LayerKind::avg_pool,
                                 LayerKind::global_avg_pool,
@@ -87,6 +88,18 @@ class ObjectReader {
     const Json& v = value(key);
     if (!v.is_string()) fail(fmt::format("'{}' must be a string, not {}", key, shown(v)));
     return v.get<std::string>();
+  }
+
+  // A non-empty array of strings.
+  std::vector<std::string> strings(const char* key) {
+    const Json& v = value(key);
+    if (!v.is_array() || v.empty()) fail(fmt::format("'{}' must be a non-empty array of layer names, not {}", key, shown(v)));
+    std::vector<std::string> out;
+    for (const Json& e : v) {
+      if (!e.is_string()) fail(fmt::format("'{}' must hold layer names (strings), not {}", key, shown(e)));
+      out.push_back(e.get<std::string>());
+    }
+    return out;
   }
 
   void check_no_other_keys() const {
@@ -166,6 +179,9 @@ ReadLayer read_layer(const Json& j, size_t index) {
       std::tie(p.stride_h, p.stride_w) = r.pair("stride", Pair{p.window_h, p.window_w});
       std::tie(p.pad_h, p.pad_w) = r.pair("pad", Pair{0, 0});
       break;
+    case LayerKind::concat:
+      l.concat_inputs = r.strings("concat_inputs");
+      break;
     case LayerKind::relu:
     case LayerKind::relu6:
     case LayerKind::add:
@@ -209,6 +225,7 @@ Json layer_json(const Layer& l) {
   Json j = {{"type", std::string(to_string(l.kind))}, {"name", l.name}};
   if (!l.input.empty()) j["input"] = l.input;
   if (!l.residual.empty()) j["residual"] = l.residual;
+  if (!l.concat_inputs.empty()) j["concat_inputs"] = l.concat_inputs;
   const ConvParams& c = l.conv;
   const PoolParams& p = l.pool;
   switch (l.kind) {
@@ -238,6 +255,7 @@ Json layer_json(const Layer& l) {
     case LayerKind::relu:
     case LayerKind::relu6:
     case LayerKind::add:
+    case LayerKind::concat:
     case LayerKind::global_avg_pool:
     case LayerKind::batch_norm:
     case LayerKind::flatten:

@@ -31,15 +31,30 @@ bool has_backward(const PlanOptions& o) {
   return std::find(o.passes.begin(), o.passes.end(), Pass::backward_data) != o.passes.end();
 }
 
-// One redistribution: `from`'s output (pooled to `pooled`) into `to`'s input, or, for the
-// shortcut of a residual add, into `to`'s output. Indices are into the compute layers; the
-// programme pays for it at layer max(from, to), when both grids are known.
+// One redistribution: `from`'s output (pooled to `pooled`, maybe joined by a concat on the way:
+// ActivationSource) into `to`'s input; for the shortcut of a residual add, into `to`'s output;
+// for an operand of a concat, into its channels of the concat's joined placement on `to`'s grid
+// (`to` wrote the concat's first operand). Indices are into the compute layers; the programme
+// pays for it at layer max(from, to), when both grids are known.
 struct Edge {
+  enum class Into { input, output, concat };
   size_t from = 0, to = 0;
-  bool residual = false;
+  Into into = Into::input;
   Activation pooled;
+  bool joined = false;
+  // concat only: the concat's output, and the operand's channels in it
+  Activation concat;
+  int64_t offset = 0, channels = 0;
+  std::string concat_name;
   size_t at() const { return std::max(from, to); }
 };
+
+// Where an activation from a compute layer on `layout` lies (ActivationSource).
+Placement held(const LayerLayout& layout, const Activation& pooled, bool joined) {
+  if (!joined) return Placement::pooled_output_of(layout, pooled.H, pooled.W);
+  const int64_t N = layout.shape().N;
+  return Placement::joined(layout.dims(), Box4{{Range{0, N}, Range{0, pooled.C}, Range{0, pooled.H}, Range{0, pooled.W}}});
+}
 
 // Words and modelled time of an edge between two grids, cached by what they depend on (the
 // repeated blocks of a ResNet share their entries).
@@ -49,16 +64,20 @@ class EdgeCosts {
 
   const EdgeFigures& figures(const Edge& e, const ConvShape& a, const GridDims& ga,
                              const ConvShape& b, const GridDims& gb) {
-    const std::string key = fmt::format("{}|{}|{}x{}|{}|{}|{}", a.to_string(), ga.to_string(),
-                                        e.pooled.H, e.pooled.W, e.residual, b.to_string(), gb.to_string());
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", a.to_string(), ga.to_string(),
+                                        e.pooled.to_string(), e.joined, static_cast<int>(e.into),
+                                        e.concat.to_string(), e.offset, e.channels, b.to_string(), gb.to_string());
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     const LayerLayout la(a, ga), lb(b, gb);
-    const Placement from = Placement::pooled_output_of(la, e.pooled.H, e.pooled.W);
-    const Placement to = e.residual ? Placement::output_of(lb) : Placement::input_of(lb);
+    const Placement from = held(la, e.pooled, e.joined);
+    const Placement to = e.into == Edge::Into::output ? Placement::output_of(lb)
+                         : e.into == Edge::Into::input ? Placement::input_of(lb)
+                                                       : held(lb, e.concat, true).window(e.offset, e.channels);
     const RedistributionFigures r = redistribution_figures(from, to, o_.profile.node.ranks);
     EdgeFigures f;
-    f.residual = e.residual;
+    f.residual = e.into == Edge::Into::output;
+    f.concat = e.concat_name;
     const auto add = [&](const RedistributionStats& s) {
       f.words_max += s.max_words;
       f.words_mean += s.mean_words;
@@ -302,17 +321,40 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
     index_of[compute[i].layer] = i;
   }
 
-  // The edges: each layer's input, and each residual add's shortcut into the main path's output.
+  // The edges: each layer's input, each residual add's shortcut into the main path's output,
+  // and each concat's operands into its joined placement.
   std::vector<Edge> edges;
   for (size_t i = 0; i < L; ++i) {
     const ActivationSource s = net.input_source(compute[i].layer);
-    if (s.layer) edges.push_back({index_of.at(*s.layer), i, false, s.pooled});
+    if (s.layer) edges.push_back({.from = index_of.at(*s.layer), .to = i, .pooled = s.pooled, .joined = s.joined});
   }
   for (size_t q = 0; q < net.layers().size(); ++q) {
-    if (net.layers()[q].residual.empty()) continue;
-    const ActivationSource main = net.input_source(q), shortcut = net.residual_source(q);
-    if (!main.layer || !shortcut.layer || main.through_pool_or_flatten) continue;
-    edges.push_back({index_of.at(*shortcut.layer), index_of.at(*main.layer), true, shortcut.pooled});
+    const Layer& layer = net.layers()[q];
+    if (!layer.residual.empty()) {
+      const ActivationSource main = net.input_source(q), shortcut = net.residual_source(q);
+      if (!main.layer || !shortcut.layer || main.through_pool_or_flatten) continue;
+      edges.push_back({.from = index_of.at(*shortcut.layer), .to = index_of.at(*main.layer),
+                       .into = Edge::Into::output, .pooled = shortcut.pooled, .joined = shortcut.joined});
+    }
+    if (layer.kind != LayerKind::concat) continue;
+    int64_t offset = 0;
+    size_t root = 0;
+    for (size_t j = 0; j <= layer.concat_inputs.size(); ++j) {
+      const ActivationSource s = net.concat_source(q, j);
+      const std::string& operand = j == 0 ? net.layers()[*net.producer(q)].name : layer.concat_inputs[j - 1];
+      if (!s.layer) {
+        throw InputError(fmt::format(
+            "concat '{}': its operand '{}' comes from the network input, not from a convolution "
+            "or fully connected layer (a concat's operands lie where the layers that wrote them put them)",
+            layer.name, j == 0 && !net.producer(q) ? std::string("input") : operand));
+      }
+      if (j == 0) root = index_of.at(*s.layer);
+      const int64_t channels = j == 0 ? layer.in.C : net.layers()[*net.find(operand)].out.C;
+      edges.push_back({.from = index_of.at(*s.layer), .to = root, .into = Edge::Into::concat,
+                       .pooled = s.pooled, .joined = s.joined, .concat = layer.out, .offset = offset,
+                       .channels = channels, .concat_name = layer.name});
+      offset += channels;
+    }
   }
 
   // live[t]: the layers up to t that an edge paid for after t still needs.
@@ -340,11 +382,12 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
 
   // Batch normalization runs where its input lies: in a compute layer's output blocks (pooled
   // when a pooling layer comes between), and its all-reduces cost what that grid gives them.
-  std::vector<std::vector<Activation>> norms(L);  // per compute layer: each follower's activation
+  // per compute layer: each follower's activation, and whether a concat joined it
+  std::vector<std::vector<std::pair<Activation, bool>>> norms(L);
   for (size_t q = 0; q < net.layers().size(); ++q) {
     if (net.layers()[q].kind != LayerKind::batch_norm) continue;
     const ActivationSource s = net.input_source(q);
-    if (s.layer) norms[index_of.at(*s.layer)].push_back(s.pooled);
+    if (s.layer) norms[index_of.at(*s.layer)].push_back({s.pooled, s.joined});
   }
   std::map<std::pair<size_t, int>, BatchNormFigures> norm_cache;
   const auto norm_of = [&](size_t i, int c) -> const BatchNormFigures& {
@@ -352,9 +395,8 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
     if (it != norm_cache.end()) return it->second;
     BatchNormFigures sum;
     const LayerLayout layout(shapes[i], cand[i].plans[c].grid);
-    for (const Activation& a : norms[i]) {
-      const BatchNormFigures f =
-          batch_norm_figures(Placement::pooled_output_of(layout, a.H, a.W), o.procs, o.profile);
+    for (const auto& [a, joined] : norms[i]) {
+      const BatchNormFigures f = batch_norm_figures(held(layout, a, joined), o.procs, o.profile);
       sum.words_max += f.words_max;
       sum.time_s += f.time_s;
     }
@@ -441,9 +483,8 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
       l.norm_time_s = norm_of(i, choice[i]).time_s;
       if (l.data_parallel && has_backward(o)) {
         const LayerLayout dp(shapes[i], l.data_parallel->grid);
-        for (const Activation& a : norms[i]) {
-          l.data_parallel_norm_words +=
-              batch_norm_figures(Placement::pooled_output_of(dp, a.H, a.W), o.procs, o.profile).words_max;
+        for (const auto& [a, joined] : norms[i]) {
+          l.data_parallel_norm_words += batch_norm_figures(held(dp, a, joined), o.procs, o.profile).words_max;
         }
       }
     }

@@ -6,7 +6,9 @@
 // The graph. Each compute layer reads the output of its source compute layer (through relu,
 // pooling and flatten layers, which run in the source's output distribution: see
 // Placement::pooled_output_of); a residual add (ResNet shortcut) joins the shortcut's producer's
-// output to the output of the layer before the add, in that layer's distribution. The network's
+// output to the output of the layer before the add, in that layer's distribution; a concat joins
+// its operands in the grid of the layer that wrote the first one (Placement::joined), each
+// operand one edge, and its readers read it there. The network's
 // input arrives in the first layer's input distribution (the data loader reads each rank's
 // slice), and the last layer's output stays where it is. Every edge is one all-to-all.
 //
@@ -71,6 +73,7 @@ struct EdgeFigures {
   size_t from_index = 0;      // the compute layer it leaves, in order
   Activation pooled;          // the activation as it leaves: from_layer's output, maybe pooled
   bool residual = false;      // the shortcut of a residual add (else the layer's input)
+  std::string concat;         // an operand of this concat, joined in this layer's grid (else "")
   int64_t words_max = 0;      // busiest rank, the passes' directions summed
   double words_mean = 0;
   double time_s = 0;          // modelled, busiest rank
@@ -80,7 +83,8 @@ struct NetworkLayerPlan {
   std::string name;                      // the layer's name in the network
   LayerPlan plan;                        // its grid and per-pass figures
   bool fallback = false;                 // no grid of the family fits: planned over every grid
-  std::vector<EdgeFigures> edges_in;     // redistributions into this layer (input, shortcut)
+  // redistributions into this layer (input, shortcut, operands of concats joined in its grid)
+  std::vector<EdgeFigures> edges_in;
   // The batch normalizations that run in this layer's output blocks (model/batch_norm_volume.hpp):
   // the busiest rank's words of each, summed, and their modelled time.
   int64_t norm_words = 0;
