@@ -63,22 +63,41 @@ int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool 
     }
     throw Error("not a compute layer");
   };
-  // Each edge: from, to, residual, pooled extents.
+  // Each edge: from, to, what it goes into, where it comes from (pooled, joined by a concat), and
+  // for a concat's operand the concat's output and the operand's channels in it.
+  enum class Into { input, output, concat };
   struct E {
     size_t from, to;
-    bool residual;
+    Into into;
     Activation pooled;
+    bool joined = false;
+    Activation concat;
+    int64_t offset = 0, channels = 0;
   };
   std::vector<E> edges;
   for (size_t i = 0; i < compute.size(); ++i) {
     const ActivationSource s = net.input_source(compute[i].layer);
-    if (s.layer) edges.push_back({compute_index(*s.layer), i, false, s.pooled});
+    if (s.layer) edges.push_back({compute_index(*s.layer), i, Into::input, s.pooled, s.joined});
   }
   for (size_t q = 0; q < net.layers().size(); ++q) {
-    if (net.layers()[q].residual.empty()) continue;
-    edges.push_back({compute_index(*net.residual_source(q).layer),
-                     compute_index(*net.input_source(q).layer), true, net.residual_source(q).pooled});
+    const Layer& layer = net.layers()[q];
+    if (!layer.residual.empty()) {
+      edges.push_back({compute_index(*net.residual_source(q).layer),
+                       compute_index(*net.input_source(q).layer), Into::output, net.residual_source(q).pooled});
+    }
+    if (layer.kind != LayerKind::concat) continue;
+    const size_t root = compute_index(*net.concat_source(q, 0).layer);
+    int64_t offset = 0;
+    for (size_t j = 0; j <= layer.concat_inputs.size(); ++j) {
+      const ActivationSource s = net.concat_source(q, j);
+      const int64_t channels = j == 0 ? layer.in.C : net.layers()[*net.find(layer.concat_inputs[j - 1])].out.C;
+      edges.push_back({compute_index(*s.layer), root, Into::concat, s.pooled, s.joined, layer.out, offset, channels});
+      offset += channels;
+    }
   }
+  const auto joined = [&](const GridDims& g, const Activation& a) {
+    return Placement::joined(g, Box4{{Range{0, o.batch}, Range{0, a.C}, Range{0, a.H}, Range{0, a.W}}});
+  };
   std::vector<size_t> pick(compute.size(), 0);
   int64_t best = std::numeric_limits<int64_t>::max();
   std::function<void(size_t)> visit = [&](size_t i) {
@@ -88,8 +107,11 @@ int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool 
       for (const E& e : edges) {
         const LayerLayout a(shapes[e.from], grids[e.from][pick[e.from]].grid);
         const LayerLayout b(shapes[e.to], grids[e.to][pick[e.to]].grid);
-        const Placement from = Placement::pooled_output_of(a, e.pooled.H, e.pooled.W);
-        const Placement to = e.residual ? Placement::output_of(b) : Placement::input_of(b);
+        const Placement from = e.joined ? joined(a.dims(), e.pooled)
+                                        : Placement::pooled_output_of(a, e.pooled.H, e.pooled.W);
+        const Placement to = e.into == Into::output ? Placement::output_of(b)
+                             : e.into == Into::input ? Placement::input_of(b)
+                                                     : joined(b.dims(), e.concat).window(e.offset, e.channels);
         total += edge_words(from, to, false) + (train ? edge_words(from, to, true) : 0);
       }
       best = std::min(best, total);
@@ -124,6 +146,48 @@ TEST(NetworkPlanner, DynamicProgrammeEqualsEnumeration) {
       EXPECT_EQ(plan.layers[1].edges_in.size(), 2u) << "c2 has its input and the shortcut";
     }
   }
+}
+
+// Inception and DenseNet joins: three branches concatenated (one of them pooled), the concat
+// pooled and read by a convolution, that convolution joined to the pooled concat, and a flatten
+// into fc. Each operand is an edge into the concat's joined placement on its first operand's grid.
+const char* kJoinNetwork = R"({"name": "joins", "input": {"C": 3, "H": 8, "W": 8}, "layers": [
+  {"type": "conv", "name": "stem", "K": 6, "R": 3, "S": 3, "pad": 1},
+  {"type": "conv", "name": "b1", "input": "stem", "K": 4, "R": 1, "S": 1},
+  {"type": "conv", "name": "b2", "input": "stem", "K": 5, "R": 3, "S": 3, "pad": 1},
+  {"type": "max_pool", "name": "b3", "input": "stem", "window": 3, "stride": 1, "pad": 1},
+  {"type": "concat", "name": "cat", "input": "b1", "concat_inputs": ["b2", "b3"]},
+  {"type": "max_pool", "name": "pool", "window": 2},
+  {"type": "conv", "name": "c4", "K": 3, "R": 3, "S": 3, "pad": 1},
+  {"type": "concat", "name": "dense", "input": "pool", "concat_inputs": ["c4"]},
+  {"type": "flatten"}, {"type": "fc", "name": "fc", "K": 5}, {"type": "softmax_xent"}]})";
+
+TEST(NetworkPlanner, ConcatOperandsAreEdgesAndTheProgrammeEqualsEnumeration) {
+  const Network net = network_from_json(kJoinNetwork, "joins");
+  for (int64_t P : {2, 4}) {
+    for (bool train : {false, true}) {
+      SCOPED_TRACE(fmt::format("P={} {}", P, train ? "train" : "fwd"));
+      NetworkPlanOptions o = forward_options(P, 4);
+      if (train) o.layer.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
+      o.candidates = P == 2 ? 1000 : 3;
+      const NetworkPlan plan = plan_network(net, o);
+      std::vector<std::vector<LayerPlan>> grids;
+      for (size_t i = 0; i < plan.layers.size(); ++i) grids.push_back(layer_candidates(net, o, i));
+      EXPECT_EQ(plan.words(), brute_force_words(net, o, train, grids));
+      ASSERT_EQ(plan.layers.size(), 5u);
+      // b1 (the concats' first operand's layer) takes both concats' operands: 3 + 2.
+      int64_t operands = 0;
+      for (const EdgeFigures& e : plan.layers[1].edges_in) operands += !e.concat.empty();
+      EXPECT_EQ(operands, 5);
+    }
+  }
+  // A concat of the network input (through a relu) has no grid to join in.
+  const Network input_join = network_from_json(R"({"name": "j", "input": {"C": 3, "H": 4, "W": 4}, "layers": [
+      {"type": "relu", "name": "r"}, {"type": "conv", "name": "c", "K": 2, "R": 1, "S": 1},
+      {"type": "concat", "name": "x", "input": "r", "concat_inputs": ["c"]}]})", "j");
+  EXPECT_TRUE(throws_input_error([&] { plan_network(input_join, forward_options(2, 4)); },
+                                 {"concat 'x': its operand 'r' comes from the network input, not from a "
+                                  "convolution or fully connected layer"}));
 }
 
 // A MobileNet-V2 block: 1x1 expansion, depthwise 3x3, 1x1 projection, ReLU6 between.

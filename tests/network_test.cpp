@@ -327,6 +327,70 @@ TEST(NetworkJson, AddReadsBackAndNeedsAResidual) {
       {"t.json: network 't': layers[1] 'sum' (add): it has no residual"}));
 }
 
+// An Inception-like join: three branches of the stem concatenated, then read through a pooling;
+// a DenseNet-like join of the pooled concat with a later convolution.
+const char* kConcatNetwork = R"({"name": "joins", "input": {"C": 3, "H": 8, "W": 8}, "layers": [
+  {"type": "conv", "name": "stem", "K": 6, "R": 3, "S": 3, "pad": 1},
+  {"type": "conv", "name": "b1", "input": "stem", "K": 4, "R": 1, "S": 1},
+  {"type": "conv", "name": "b2", "input": "stem", "K": 5, "R": 3, "S": 3, "pad": 1},
+  {"type": "max_pool", "name": "b3", "input": "stem", "window": 3, "stride": 1, "pad": 1},
+  {"type": "concat", "name": "cat", "input": "b1", "concat_inputs": ["b2", "b3"]},
+  {"type": "max_pool", "name": "pool", "window": 2},
+  {"type": "conv", "name": "c4", "K": 7, "R": 3, "S": 3, "pad": 1},
+  {"type": "concat", "name": "dense", "input": "pool", "concat_inputs": ["c4", "c4"]}]})";
+
+// A concat's output has its operands' channels in order on their common H x W; readers trace
+// through it to the layer that wrote its first operand, joined; it reads and writes back.
+TEST(NetworkJson, ConcatJoinsChannelsAndReadsBack) {
+  const Network net = network_from_json(kConcatNetwork, "j.json");
+  const Layer& cat = layer(net, "cat");
+  EXPECT_EQ(cat.kind, LayerKind::concat);
+  EXPECT_EQ(cat.in, (Activation{4, 8, 8}));
+  EXPECT_EQ(cat.out, (Activation{4 + 5 + 6, 8, 8}));
+  EXPECT_EQ(layer(net, "dense").out, (Activation{15 + 7 + 7, 4, 4}));
+  const size_t dense = *net.find("dense");
+  EXPECT_EQ(net.operands(dense), (std::vector<std::optional<size_t>>{net.find("pool"), net.find("c4"),
+                                                                      net.find("c4")}));
+  const ActivationSource c4 = net.input_source(*net.find("c4"));
+  EXPECT_EQ(c4.layer, net.find("b1"));
+  EXPECT_TRUE(c4.joined);
+  EXPECT_TRUE(c4.through_pool_or_flatten);
+  EXPECT_EQ(c4.pooled, (Activation{15, 4, 4}));
+  const ActivationSource b3 = net.concat_source(*net.find("cat"), 2);
+  EXPECT_EQ(b3.layer, net.find("stem"));
+  EXPECT_FALSE(b3.joined);
+  EXPECT_EQ(b3.pooled, (Activation{6, 8, 8}));
+  EXPECT_EQ(net.concat_source(dense, 0).layer, net.find("b1"));
+  EXPECT_TRUE(net.concat_source(dense, 0).joined);
+  const std::string text = network_to_json(net);
+  EXPECT_NE(text.find(R"("concat_inputs":["b2","b3"])"), std::string::npos) << text;
+  EXPECT_EQ(network_from_json(text, "j.json"), net);
+}
+
+TEST(NetworkJson, ConcatsThatDoNotJoinAreNamedErrors) {
+  const auto with = [](const std::string& last) {
+    std::string text = kConcatNetwork;
+    const size_t end = text.rfind("]}");
+    return text.substr(0, end) + ", " + last + "]}";
+  };
+  EXPECT_TRUE(throws_input_error(
+      [&] { network_from_json(with(R"({"type": "concat", "name": "x", "input": "stem", "concat_inputs": ["c4"]})"), "j.json"); },
+      {"j.json: network 'joins': layers[8] 'x' (concat): concat input 'c4' is 7x4x4 but the input is "
+       "6x8x8: the operands of a concat must have the same H x W"}));
+  EXPECT_TRUE(throws_input_error(
+      [&] { network_from_json(with(R"({"type": "concat", "name": "x", "concat_inputs": ["later"]})"), "j.json"); },
+      {"j.json: network 'joins': layers[8] 'x' (concat): concat input 'later' names no earlier layer"}));
+  EXPECT_TRUE(throws_input_error(
+      [&] { network_from_json(with(R"({"type": "concat", "name": "x", "concat_inputs": []})"), "j.json"); },
+      {"j.json: layers[8] 'x': 'concat_inputs' must be a non-empty array of layer names, not []"}));
+  EXPECT_TRUE(throws_input_error(
+      [&] { network_from_json(with(R"({"type": "concat", "name": "x", "concat_inputs": [3]})"), "j.json"); },
+      {"j.json: layers[8] 'x': 'concat_inputs' must hold layer names (strings), not 3"}));
+  EXPECT_TRUE(throws_input_error(
+      [&] { network_from_json(with(R"({"type": "relu", "name": "x", "concat_inputs": ["c4"]})"), "j.json"); },
+      {"j.json: layers[8] 'x': unknown key 'concat_inputs'"}));
+}
+
 TEST(NetworkJson, MalformedFilesAreNamedErrors) {
   struct Case {
     std::string text;
@@ -352,7 +416,7 @@ TEST(NetworkJson, MalformedFilesAreNamedErrors) {
       {tiny_with("{\"type\": \"relu\"}", "{\"name\": \"r\"}"),
        {"layers[1] 'r': missing key 'type'"}},
       {tiny_with("\"relu\"", "\"ReLU\""),
-       {"layers[1]: unknown layer type 'ReLU' (known: conv, relu, relu6, add, max_pool, avg_pool, "
+       {"layers[1]: unknown layer type 'ReLU' (known: conv, relu, relu6, add, concat, max_pool, avg_pool, "
         "global_avg_pool, batch_norm, flatten, fc, softmax_xent)"}},
       {tiny_with("\"relu\"", "\"relu\", \"K\": 3"), {"layers[1]: unknown key 'K'"}},
       {tiny_with("\"pad\": 1", "\"padding\": 1"), {"layers[0] 'c1': unknown key 'padding'"}},

@@ -204,6 +204,31 @@ TEST_F(OnnxImportTest, AddsReadByMoreThanOneLayerAreAddLayers) {
                                                     {"s5", add, "", "c3"}}));
 }
 
+// Concat along channels is a concat layer reading its first input (DenseNet and Inception), an
+// Add it reads is an add layer, a repeated operand stays repeated, and one input is the identity.
+TEST_F(OnnxImportTest, ConcatsJoinChannels) {
+  ModelBuilder b({2, 5, 5});
+  b.conv("c0", "x", 2, 4, 1, 1);
+  ints(b.conv("c1", "c0", 4, 3, 3, 3), "pads", {1, 1, 1, 1});
+  b.conv("c2", "c0", 4, 4, 1, 1);
+  b.node("Add", {"c0", "c2"}, "s");  // read by the concat only: an add layer
+  integer(b.node("Concat", {"c1", "s", "c1"}, "cat"), "axis", 1);
+  integer(b.node("Concat", {"cat"}, "one"), "axis", -3);  // the identity
+  b.conv("c3", "one", 10, 4, 1, 1);
+  const Network net = import_onnx(b.save(path("m.onnx"), "c3")).network;
+  const auto& layers = net.layers();
+  ASSERT_EQ(layers.size(), 6u);
+  EXPECT_EQ(layers[3].name, "s");
+  EXPECT_EQ(layers[3].kind, LayerKind::add);
+  EXPECT_EQ(layers[4].name, "cat");
+  EXPECT_EQ(layers[4].kind, LayerKind::concat);
+  EXPECT_EQ(layers[4].input, "c1");
+  EXPECT_EQ(layers[4].concat_inputs, (std::vector<std::string>{"s", "c1"}));
+  EXPECT_EQ(layers[4].out, (Activation{3 + 4 + 3, 5, 5}));
+  EXPECT_EQ(layers[5].input, "");
+  EXPECT_EQ(layers[5].in.C, 10);
+}
+
 // Clip [0, 6] is relu6 and Clip [0, inf) relu, whether the bounds are attributes (opset 6) or
 // inputs (opset 11 on: initializers or Constant nodes; an empty name is an absent bound).
 TEST_F(OnnxImportTest, ClipIsRelu6OrRelu) {
@@ -315,12 +340,21 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
        },
        {"node 'Conv_13' (Conv): weight 'Conv_13.w' is [4,2,3,3] but the input has C=2 in group=2 "
         "groups"}},
-      {"concat",
+      {"concat of the graph input",
        [](ModelBuilder& b) {
-         b.node("Concat", {"x", "x"}, "cat");
+         b.conv("c0", "x", 2, 2, 1, 1);
+         integer(b.node("Concat", {"c0", "x"}, "cat"), "axis", 1);
          return "cat";
        },
-       {"node 'cat' (Concat): Concat (concatenation along channels) is not supported yet"}},
+       {"node 'cat' (Concat): its input 1 is the graph input 'x', which in convgrid only the first "
+        "layer may read"}},
+      {"concat along rows",
+       [](ModelBuilder& b) {
+         b.conv("c0", "x", 2, 2, 1, 1);
+         integer(b.node("Concat", {"c0", "c0"}, "cat"), "axis", 2);
+         return "cat";
+       },
+       {"node 'cat' (Concat): axis=2 is not supported (only 1: along channels)"}},
       {"unnamed clip without bounds",
        [](ModelBuilder& b) {
          b.node("Relu", {"x"}, "r");

@@ -264,6 +264,59 @@ TEST(Redistribution, PooledFlattenedAndResidualMovesMatchBruteForce) {
   EXPECT_GT(checked, 300);
 }
 
+// A concat (nn/network.hpp) of two 2-channel operands, 9 x 8, joined on the first
+// operand's grid: the joined placement partitions the tensor, each operand's window holds the
+// joined owners of its channels, operands move into their windows and the joined activation into
+// the next layer as brute force counts, and pooling keeps the blocks (a joined placement joined).
+TEST(Redistribution, ConcatOperandsMoveIntoTheirWindowsOfTheJoinedPlacement) {
+  const ConvShape first = ConvShape::parse("N=3,C=3,H=9,W=8,K=2,R=3,S=3,pad=1");
+  const ConvShape second = ConvShape::parse("N=3,C=2,H=9,W=8,K=2,R=1,S=1");
+  const ConvShape next = ConvShape::parse("N=3,C=4,H=9,W=8,K=2,R=3,S=3,pad=1");
+  const Box4 joined_tensor{{Range{0, 3}, Range{0, 4}, Range{0, 9}, Range{0, 8}}};
+  int64_t checked = 0, empty_blocks = 0;
+  for (int64_t ranks : {1, 2, 3, 4, 6}) {
+    for (const GridDims& da : all_grids(ranks)) {
+      if (!da.fits(first)) continue;
+      const Placement joined = Placement::joined(da, joined_tensor);
+      const std::vector<int64_t> owner = flat_owners(joined);
+      const Placement windows[] = {joined.window(0, 2), joined.window(2, 2)};
+      for (int64_t w = 0; w < 2; ++w) {
+        const std::vector<int64_t> part = flat_owners(windows[w]);
+        const int64_t C = windows[w].tensor().extent(1), offset = 2 * w;
+        for (int64_t n = 0; n < 3; ++n) {
+          for (int64_t i = 0; i < C * 72; ++i) {
+            ASSERT_EQ(part[n * C * 72 + i], owner[n * 4 * 72 + offset * 72 + i]);
+          }
+        }
+      }
+      for (int64_t r = 0; r < ranks; ++r) empty_blocks += joined.slice(r).empty();
+      for (const GridDims& db : all_grids(ranks)) {
+        SCOPED_TRACE(::testing::Message() << da.to_string() << " -> " << db.to_string());
+        if (db.fits(second)) {
+          check_placements(Placement::output_of(LayerLayout(second, db)), windows[1]);
+          ++checked;
+        }
+        if (db.fits(next)) {
+          check_placements(joined, Placement::input_of(LayerLayout(next, db)));
+          ++checked;
+        }
+      }
+      check_placements(Placement::output_of(LayerLayout(first, da)), windows[0]);
+      const Placement pooled = joined.pooled(4, 3);
+      const Placement fresh = Placement::joined(da, Box4{{Range{0, 3}, Range{0, 4}, Range{0, 4}, Range{0, 3}}});
+      const Placement out_pooled = Placement::output_of(LayerLayout(first, da)).pooled(4, 3);
+      const Placement pooled_out = Placement::pooled_output_of(LayerLayout(first, da), 4, 3);
+      for (int64_t r = 0; r < ranks; ++r) {
+        EXPECT_EQ(pooled.slice(r).box, fresh.slice(r).box);
+        EXPECT_EQ(out_pooled.slice(r).box, pooled_out.slice(r).box);
+        EXPECT_EQ(out_pooled.slice(r).flat, pooled_out.slice(r).flat);
+      }
+    }
+  }
+  EXPECT_GT(checked, 200);
+  EXPECT_GT(empty_blocks, 0) << "some grid has more k x c ranks than the 4 channels";
+}
+
 TEST(Redistribution, RejectsPoolingBeyondTheOutput) {
   const LayerLayout a(ConvShape::parse("N=3,C=2,H=9,W=8,K=4,R=3,S=3,pad=1"), GridDims{});
   EXPECT_TRUE(throws_input_error([&] { Placement::pooled_output_of(a, 10, 4); }, {"10x4", "9x8"}));

@@ -28,7 +28,7 @@ using Ints = std::vector<int64_t>;
 [[noreturn]] void refuse(const std::string& what) { throw InputError(what); }
 
 // The nodes that take no residual: an Add that one of them reads is an add layer of its own.
-constexpr std::string_view kPassesOn[] = {"Add", "Identity", "Dropout"};
+constexpr std::string_view kPassesOn[] = {"Add", "Identity", "Dropout", "Concat"};
 
 // What an activation tensor of the graph is: the graph input, a layer's output, or an Add of
 // two such tensors that the one node reading it takes as its input plus residual.
@@ -201,7 +201,7 @@ class Importer {
       add(Layer(onnx_clip_kind(node, std::bind_front(&Importer::constant, this)), name), node);
       return;
     }
-    if (op == "Concat") refuse("Concat (concatenation along channels) is not supported yet");
+    if (op == "Concat") return concat(node, name);
     refuse(fmt::format("the operator {} is not supported", op));
   }
 
@@ -344,6 +344,26 @@ class Importer {
       return;
     }
     add(Layer(LayerKind::add, name), Read{main, shortcut}, out);
+  }
+
+  // A Concat along channels (axis 1): a concat layer reading its first input, joining the others'
+  // channels after it. One input is the identity.
+  void concat(const onnx::NodeProto& node, const std::string& name) {
+    const int64_t axis = int_attribute(node, "axis", 0);
+    if (axis != 1 && axis != -3) {
+      refuse(fmt::format("axis={} is not supported (only 1: along channels)", axis));
+    }
+    if (node.input_size() == 1) return alias(node.output(0), read(node.input(0)).main);
+    Layer l(LayerKind::concat, name);
+    for (int i = 1; i < node.input_size(); ++i) {
+      const Source s = read(node.input(i)).main;
+      if (!s.layer) {
+        refuse(fmt::format("its input {} is the graph input '{}', which in convgrid only the first "
+                           "layer may read", i, input_name_));
+      }
+      l.concat_inputs.push_back(net_.layers()[*s.layer].name);
+    }
+    add(std::move(l), read(node.input(0)), node.output(0));
   }
 
   void batch_norm(const onnx::NodeProto& node, const std::string& name) {
