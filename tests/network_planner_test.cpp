@@ -173,6 +173,18 @@ TEST(NetworkPlanner, ConcatOperandsAreEdgesAndTheProgrammeEqualsEnumeration) {
       const NetworkPlan plan = plan_network(net, o);
       std::vector<std::vector<LayerPlan>> grids;
       for (size_t i = 0; i < plan.layers.size(); ++i) grids.push_back(layer_candidates(net, o, i));
+      // b1 places both concats: it also takes the grids of the layers it shares an edge with
+      // (all the others), as grouped layers do.
+      const ConvShape b1 = conv_shape(net.layers()[1], o.batch);
+      std::vector<LayerPlan> widened = grids[1];
+      for (size_t neighbour : {0, 2, 3, 4}) {
+        for (const LayerPlan& p : grids[neighbour]) {
+          const bool listed = std::any_of(widened.begin(), widened.end(),
+                                          [&](const LayerPlan& q) { return q.grid == p.grid; });
+          if (!listed && p.grid.fits(b1)) widened.push_back(evaluate_grid(b1, p.grid, o.layer));
+        }
+      }
+      grids[1] = widened;
       EXPECT_EQ(plan.words(), brute_force_words(net, o, train, grids));
       ASSERT_EQ(plan.layers.size(), 5u);
       // b1 (the concats' first operand's layer) takes both concats' operands: 3 + 2.

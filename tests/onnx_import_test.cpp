@@ -229,6 +229,34 @@ TEST_F(OnnxImportTest, ConcatsJoinChannels) {
   EXPECT_EQ(layers[5].in.C, 10);
 }
 
+// DenseNet: each layer's Concat joins the block input and every new feature map so far. A Concat
+// whose inputs begin with an earlier Concat's reads that one and joins only the rest, so each
+// feature map moves into the joined placement once. torch's Pad of zeros before an AveragePool
+// is the identity.
+TEST_F(OnnxImportTest, DenseConcatsReadTheirPredecessorAndZeroPadsAreRemoved) {
+  ModelBuilder b({2, 4, 4});
+  b.conv("in", "x", 2, 4, 1, 1);
+  b.conv("n1", "in", 4, 2, 1, 1);
+  integer(b.node("Concat", {"in", "n1"}, "cat1"), "axis", 1);
+  b.conv("n2", "cat1", 6, 2, 1, 1);
+  integer(b.node("Concat", {"in", "n1", "n2"}, "cat2"), "axis", 1);
+  b.conv("n3", "cat2", 8, 2, 1, 1);
+  integer(b.node("Concat", {"in", "n1", "n2", "n3"}, "cat3"), "axis", 1);
+  b.init_int64("zeros", {0, 0, 0, 0, 0, 0, 0, 0});
+  b.node("Pad", {"cat3", "zeros"}, "padded");
+  b.conv("out", "padded", 10, 3, 1, 1);
+  const Network net = import_onnx(b.save(path("m.onnx"), "out")).network;
+  const Layer& cat2 = net.layers()[*net.find("cat2")];
+  EXPECT_EQ(cat2.input, "cat1");
+  EXPECT_EQ(cat2.concat_inputs, (std::vector<std::string>{"n2"}));
+  const Layer& cat3 = net.layers()[*net.find("cat3")];
+  EXPECT_EQ(cat3.input, "cat2");
+  EXPECT_EQ(cat3.concat_inputs, (std::vector<std::string>{"n3"}));
+  EXPECT_EQ(cat3.out, (Activation{10, 4, 4}));
+  EXPECT_EQ(net.layers().back().name, "out");
+  EXPECT_EQ(net.producer(net.layers().size() - 1), net.find("cat3"));
+}
+
 // Clip [0, 6] is relu6 and Clip [0, inf) relu, whether the bounds are attributes (opset 6) or
 // inputs (opset 11 on: initializers or Constant nodes; an empty name is an absent bound).
 TEST_F(OnnxImportTest, ClipIsRelu6OrRelu) {
@@ -348,6 +376,14 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
        },
        {"node 'cat' (Concat): its input 1 is the graph input 'x', which in convgrid only the first "
         "layer may read"}},
+      {"pad",
+       [](ModelBuilder& b) {
+         b.init_int64("p", {0, 0, 1, 1, 0, 0, 1, 1});
+         b.node("Pad", {"x", "p"}, "padded");
+         return "padded";
+       },
+       {"node 'padded' (Pad): pads=[0,0,1,1,0,0,1,1] are not supported (only a Pad of zeros, the "
+        "identity; a convolution's or pooling's own pads are)"}},
       {"concat along rows",
        [](ModelBuilder& b) {
          b.conv("c0", "x", 2, 2, 1, 1);

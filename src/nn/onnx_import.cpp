@@ -28,7 +28,7 @@ using Ints = std::vector<int64_t>;
 [[noreturn]] void refuse(const std::string& what) { throw InputError(what); }
 
 // The nodes that take no residual: an Add that one of them reads is an add layer of its own.
-constexpr std::string_view kPassesOn[] = {"Add", "Identity", "Dropout", "Concat"};
+constexpr std::string_view kPassesOn[] = {"Add", "Identity", "Dropout", "Concat", "Pad"};
 
 // What an activation tensor of the graph is: the graph input, a layer's output, or an Add of
 // two such tensors that the one node reading it takes as its input plus residual.
@@ -202,6 +202,7 @@ class Importer {
       return;
     }
     if (op == "Concat") return concat(node, name);
+    if (op == "Pad") return zero_pad(node);
     refuse(fmt::format("the operator {} is not supported", op));
   }
 
@@ -347,23 +348,49 @@ class Importer {
   }
 
   // A Concat along channels (axis 1): a concat layer reading its first input, joining the others'
-  // channels after it. One input is the identity.
+  // channels after it. One input is the identity. DenseNet's k-th layer concatenates the block
+  // input and the k - 1 new features, which the (k-1)-th layer's Concat already joined: a Concat
+  // whose inputs begin with an earlier Concat's (the longest such) reads that one instead of
+  // joining its inputs again, so each new feature map moves into the joined placement once.
   void concat(const onnx::NodeProto& node, const std::string& name) {
     const int64_t axis = int_attribute(node, "axis", 0);
     if (axis != 1 && axis != -3) {
       refuse(fmt::format("axis={} is not supported (only 1: along channels)", axis));
     }
     if (node.input_size() == 1) return alias(node.output(0), read(node.input(0)).main);
+    const std::vector<std::string> inputs(node.input().begin(), node.input().end());
+    std::string first = inputs[0];
+    size_t joined = 1;
+    for (const auto& [tensor, earlier] : concats_) {
+      const bool prefix = earlier.size() > joined && earlier.size() < inputs.size() &&
+                          std::equal(earlier.begin(), earlier.end(), inputs.begin());
+      if (prefix) std::tie(first, joined) = std::pair(tensor, earlier.size());
+    }
     Layer l(LayerKind::concat, name);
-    for (int i = 1; i < node.input_size(); ++i) {
-      const Source s = read(node.input(i)).main;
+    for (size_t i = joined; i < inputs.size(); ++i) {
+      const Source s = read(inputs[i]).main;
       if (!s.layer) {
         refuse(fmt::format("its input {} is the graph input '{}', which in convgrid only the first "
                            "layer may read", i, input_name_));
       }
       l.concat_inputs.push_back(net_.layers()[*s.layer].name);
     }
-    add(std::move(l), read(node.input(0)), node.output(0));
+    add(std::move(l), read(first), node.output(0));
+    concats_[node.output(0)] = inputs;
+  }
+
+  // A Pad that pads nothing (torch exports one before DenseNet's AveragePool): the identity. The
+  // pads are an attribute (opset < 11) or a constant input.
+  void zero_pad(const onnx::NodeProto& node) {
+    const Ints pads = node.input_size() >= 2 && !node.input(1).empty()
+                          ? int64_values(constant(node.input(1), "pads"))
+                          : ints_attribute(node, "pads", {});
+    if (std::ranges::any_of(pads, [](int64_t p) { return p != 0; })) {
+      refuse(fmt::format("pads=[{}] are not supported (only a Pad of zeros, the identity; a "
+                         "convolution's or pooling's own pads are)",
+                         fmt::join(pads, ",")));
+    }
+    alias(node.output(0), read(node.input(0)).main);  // an Add it reads is a layer
   }
 
   void batch_norm(const onnx::NodeProto& node, const std::string& name) {
@@ -459,6 +486,7 @@ class Importer {
   std::map<std::string, int> readers_;  // tensor -> how many node inputs and graph outputs read it
   std::set<std::string> passed_on_;     // tensors read by a node of kPassesOn
   std::map<std::string, Source> sources_;
+  std::map<std::string, std::vector<std::string>> concats_;  // a concat layer's output -> its inputs
   std::map<std::string, PendingAdd> adds_;
   std::set<int> skip_;  // nodes folded into an earlier one (a MatMul's bias Add)
   std::map<std::string, OnnxParams> params_;

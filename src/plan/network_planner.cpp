@@ -200,12 +200,20 @@ const Candidates& candidates_of(const Network& net, const ComputeLayer& c, const
 // nothing on a channel split, while the 1x1 layers around it prefer samples and pixels, and
 // moving the activation between the two can cost far more than either layer. So a grouped
 // layer's candidates also take the grids its neighbours' candidates list (where they fit, are in
-// the family and under the limit), which lets the search keep one grid across them.
+// the family and under the limit), which lets the search keep one grid across them. The same
+// holds for a layer that writes a concat's first operand: its grid places the whole concat, which
+// every operand moves into and every reader reads (a DenseNet block's transition convolution
+// places all of the block's concats), so it takes its neighbours' grids as well.
 void add_neighbour_grids(std::vector<Candidates>& cand, const std::vector<Edge>& edges,
                          const std::vector<ConvShape>& shapes, const NetworkPlanOptions& no) {
   const std::vector<Candidates> own = cand;  // the neighbours' own lists, not what they gain here
+  std::vector<bool> widen(cand.size(), false);
+  for (size_t i = 0; i < cand.size(); ++i) widen[i] = shapes[i].groups > 1;
+  for (const Edge& e : edges) {
+    if (e.into == Edge::Into::concat) widen[e.to] = true;
+  }
   for (size_t i = 0; i < cand.size(); ++i) {
-    if (shapes[i].groups == 1) continue;
+    if (!widen[i]) continue;
     const PlanOptions o = layer_options(no, i).layer;
     bool fallback = false;
     const GridFilter allowed = family_filter(no.family, shapes[i], o.procs, fallback);
