@@ -2,7 +2,7 @@
 """Writes the seed corpus of the ONNX importer's harness (fuzz/corpus/onnx_model/): the tiny
 residual network of tests/data/onnx and two small models built with ONNX's helpers, between them
 every operator the importer maps (Conv with groups and asymmetric pads, Clip as ReLU6, an Add read
-twice, BatchNormalization, pooling, Flatten, Gemm, MatMul + Add, Reshape, Softmax). Needs
+twice, BatchNormalization, pooling, Flatten, Gemm, MatMul + Add, Reshape, Softmax, Concat, Pad). Needs
 python3-onnx (scripts/setup.sh --with-torch); run it again after the importer's formats change."""
 import os
 import shutil
@@ -73,8 +73,31 @@ def plain_net():
     save("plain_net", nodes, inits, [3, 9, 9], "y")
 
 
+def joins():
+    """Inception's join (three branches, one pooled, a Concat), then DenseNet's (Concats of a
+    growing prefix), a Pad of zeros before an AveragePool, a Concat of one input."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w0"], ["s"], name="stem", pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["s", "w1"], ["b1"], name="branch1"),
+        helper.make_node("Conv", ["s", "w2"], ["b2"], name="branch2", pads=[1, 1, 1, 1]),
+        helper.make_node("MaxPool", ["s"], ["b3"], name="branch3", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Concat", ["b1", "b2", "b3"], ["cat"], name="inception", axis=1),
+        helper.make_node("Conv", ["cat", "w3"], ["n1"], name="dense1"),
+        helper.make_node("Concat", ["cat", "n1"], ["d1"], name="join1", axis=1),
+        helper.make_node("Conv", ["d1", "w4"], ["n2"], name="dense2"),
+        helper.make_node("Concat", ["cat", "n1", "n2"], ["d2"], name="join2", axis=1),
+        helper.make_node("Concat", ["d2"], ["d2_id"], name="one", axis=-3),
+        helper.make_node("Pad", ["d2_id", "zeros"], ["pad"], name="pad"),
+        helper.make_node("AveragePool", ["pad"], ["p"], name="avg", kernel_shape=[2, 2], strides=[2, 2]),
+    ]
+    inits = [init("w0", 4, 3, 3, 3), init("w1", 2, 4, 1, 1), init("w2", 3, 4, 3, 3), init("w3", 2, 9, 1, 1),
+             init("w4", 2, 11, 1, 1), helper.make_tensor("zeros", TensorProto.INT64, [8], [0] * 8)]
+    save("joins", nodes, inits, [3, 6, 6], "p")
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     shutil.copy(os.path.join(os.path.dirname(HERE), "tests", "data", "onnx", "tiny_resnet.onnx"), OUT)
     mobile_block()
     plain_net()
+    joins()
