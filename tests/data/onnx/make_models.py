@@ -20,6 +20,19 @@ tests need no PyTorch):
                        2, 3: depthwise convolutions, ReLU6, and identity shortcuts whose sums, with
                        no activation after them, the next block's conv and Add both read: add
                        layers), an InvertedResidual 8->12 stride 2, global average pool, fc 12->10.
+    tiny_densenet.onnx, tiny_densenet.losses.json
+                       a DenseNet of torchvision's own blocks: conv 3x3 1->8 + BN + ReLU, a
+                       _DenseBlock of 3 layers (growth 4, bottleneck 2x: each layer's Concat joins
+                       the block input and every new feature map so far), a _Transition to 10
+                       channels (BN, ReLU, conv 1x1, AvgPool 2x2: torch exports a Pad of zeros
+                       before it), a _DenseBlock of 2 layers, BN, ReLU, global average pool, fc.
+    tiny_googlenet.onnx, tiny_googlenet.losses.json
+                       a GoogLeNet of torchvision's own Inception blocks (conv + BN + ReLU as
+                       conv_block, BN with PyTorch's default epsilon, which convgrid trains with:
+                       torchvision's BasicConv2d has 0.001): conv 3x3 1->8, MaxPool 3/2 with
+                       ceil_mode (28 -> 14, where the floor gives 13), Inception 8 -> 4+6+2+2,
+                       MaxPool 3/2 ceil_mode (14 -> 7), Inception 14 -> 4+4+4+4, global average
+                       pool, fc 16->10.
 
 Exported in training mode (batch normalization stays a node of its own: eval mode folds it into
 the convolution) at opset 13, with a symbolic batch dimension.
@@ -27,7 +40,7 @@ the convolution) at opset 13, with a symbolic batch dimension.
 Needs Debian's python3-torch, python3-torchvision and python3-onnx (bash scripts/setup.sh
 --with-torch):
 
-    /usr/bin/python3 tests/data/onnx/make_models.py
+    /usr/bin/python3 tests/data/onnx/make_models.py [name ...]   # default: every model
 """
 import copy
 import json
@@ -37,6 +50,8 @@ import warnings
 
 import torch
 import torch.nn as nn
+from torchvision.models.densenet import _DenseBlock, _Transition
+from torchvision.models.googlenet import Inception
 from torchvision.models.mobilenetv2 import InvertedResidual
 from torchvision.ops.misc import Conv2dNormActivation
 
@@ -83,6 +98,51 @@ class TinyMobileNet(nn.Module):
         return self.fc(torch.flatten(self.avgpool(self.features(x)), 1))
 
 
+class TinyDenseNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 8, 3, padding=1, bias=False), batch_norm(8), nn.ReLU(),
+            _DenseBlock(num_layers=3, num_input_features=8, bn_size=2, growth_rate=4, drop_rate=0),
+            _Transition(num_input_features=20, num_output_features=10),
+            _DenseBlock(num_layers=2, num_input_features=10, bn_size=2, growth_rate=4, drop_rate=0),
+            batch_norm(18), nn.ReLU(),
+        )
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(18, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.avgpool(self.features(x)), 1))
+
+
+class ConvBlock(nn.Module):
+    """torchvision's BasicConv2d with BatchNorm2d's default epsilon."""
+
+    def __init__(self, in_channels, out_channels, **kwargs):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, bias=False, **kwargs)
+        self.bn = batch_norm(out_channels)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class TinyGoogLeNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = ConvBlock(1, 8, kernel_size=3, padding=1)
+        self.pool1 = nn.MaxPool2d(3, stride=2, ceil_mode=True)
+        self.inception1 = Inception(8, 4, 4, 6, 2, 2, 2, conv_block=ConvBlock)
+        self.pool2 = nn.MaxPool2d(3, stride=2, ceil_mode=True)
+        self.inception2 = Inception(14, 4, 4, 4, 2, 4, 4, conv_block=ConvBlock)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.pool2(self.inception1(self.pool1(self.stem(x))))
+        return self.fc(torch.flatten(self.avgpool(self.inception2(x)), 1))
+
+
 def export(model, name, shape):
     path = os.path.join(HERE, name + ".onnx")
     model = copy.deepcopy(model)  # tracing in training mode updates the running statistics
@@ -119,9 +179,13 @@ def write(name, make):
     print(f"wrote {path}: {losses}")
 
 
+MODELS = {"tiny_resnet": TinyResNet, "tiny_mobilenet": TinyMobileNet, "tiny_densenet": TinyDenseNet,
+          "tiny_googlenet": TinyGoogLeNet}
+
+
 def main():
-    write("tiny_resnet", TinyResNet)
-    write("tiny_mobilenet", TinyMobileNet)
+    for name in sys.argv[1:] or MODELS:
+        write(name, MODELS[name])
 
 
 if __name__ == "__main__":
