@@ -178,6 +178,29 @@ TEST(Network, PoolingFollowsTheFloorFormula) {
   EXPECT_EQ(net.add(pool(LayerKind::avg_pool, {2, 1, 1, 1, 0, 0})).out, (Activation{4, 1, 2}));
 }
 
+// The extents torch 1.13 gives for the same poolings (F.max_pool2d and F.avg_pool2d,
+// ceil_mode=True): GoogLeNet's MaxPool2d(3, 2, ceil_mode=True) and MaxPool2d(2, 2,
+// ceil_mode=True) from 112 rows (floor: 55 after the first), a last window over a row and the
+// padding after it (6x7: floor 3x3), and one that would start in the padding after the input,
+// which is dropped (3x3: not 3x3 but the floor's 2x2).
+TEST(Network, PoolingInCeilModeFollowsPyTorch) {
+  const auto ceil = [](Layer l) {
+    l.pool.ceil_mode = true;
+    return l;
+  };
+  Network googlenet("g", {64, 112, 112});
+  EXPECT_EQ(googlenet.add(ceil(max_pool(3, 2, 0))).out, (Activation{64, 56, 56}));
+  EXPECT_EQ(googlenet.add(ceil(max_pool(3, 2, 0))).out, (Activation{64, 28, 28}));
+  EXPECT_EQ(googlenet.add(ceil(max_pool(3, 2, 0))).out, (Activation{64, 14, 14}));
+  EXPECT_EQ(googlenet.add(ceil(max_pool(2, 2, 0))).out, (Activation{64, 7, 7}));
+  EXPECT_EQ(Network("n", {2, 112, 112}).add(max_pool(3, 2, 0)).out, (Activation{2, 55, 55}));
+  EXPECT_EQ(Network("n", {2, 6, 7}).add(ceil(pool(LayerKind::avg_pool, {3, 2, 2, 2, 1, 0}))).out,
+            (Activation{2, 4, 4}));
+  EXPECT_EQ(Network("n", {2, 6, 7}).add(pool(LayerKind::avg_pool, {3, 2, 2, 2, 1, 0})).out,
+            (Activation{2, 3, 3}));
+  EXPECT_EQ(Network("n", {2, 3, 3}).add(ceil(max_pool(2, 2, 1))).out, (Activation{2, 2, 2}));
+}
+
 TEST(Network, NamesUnnamedLayersByKindAndIndex) {
   Network net("n", {3, 8, 8});
   net.add(conv("c", 4, 3));
