@@ -36,9 +36,9 @@ MODELS = {
     "mobilenet_v2": "plan",
     "resnext50_32x4d": "plan",
     "densenet121": "Concat (concatenation along channels) is not supported yet",
-    # torchvision's GoogLeNet pools with ceil_mode=True (a larger output than convgrid's floor)
-    # before its first Concat.
-    "googlenet": "ceil_mode=1 on input 64x112x112 gives a larger output",
+    # torchvision's GoogLeNet pools with ceil_mode=True (imported), then concatenates its
+    # inception branches.
+    "googlenet": "Concat (concatenation along channels) is not supported yet",
 }
 BUILTIN = {"resnet50": "resnet50", "vgg16": "vgg16"}
 # Issue #17's target: at least this many times fewer words than the best batch x spatial hybrid.
