@@ -178,6 +178,29 @@ TEST(Network, PoolingFollowsTheFloorFormula) {
   EXPECT_EQ(net.add(pool(LayerKind::avg_pool, {2, 1, 1, 1, 0, 0})).out, (Activation{4, 1, 2}));
 }
 
+// The extents torch 1.13 gives for the same poolings (F.max_pool2d and F.avg_pool2d,
+// ceil_mode=True): GoogLeNet's MaxPool2d(3, 2, ceil_mode=True) and MaxPool2d(2, 2,
+// ceil_mode=True) from 112 rows (floor: 55 after the first), a last window over a row and the
+// padding after it (6x7: floor 3x3), and one that would start in the padding after the input,
+// which is dropped (3x3: not 3x3 but the floor's 2x2).
+TEST(Network, PoolingInCeilModeFollowsPyTorch) {
+  const auto ceil = [](Layer l) {
+    l.pool.ceil_mode = true;
+    return l;
+  };
+  Network googlenet("g", {64, 112, 112});
+  EXPECT_EQ(googlenet.add(ceil(max_pool(3, 2, 0))).out, (Activation{64, 56, 56}));
+  EXPECT_EQ(googlenet.add(ceil(max_pool(3, 2, 0))).out, (Activation{64, 28, 28}));
+  EXPECT_EQ(googlenet.add(ceil(max_pool(3, 2, 0))).out, (Activation{64, 14, 14}));
+  EXPECT_EQ(googlenet.add(ceil(max_pool(2, 2, 0))).out, (Activation{64, 7, 7}));
+  EXPECT_EQ(Network("n", {2, 112, 112}).add(max_pool(3, 2, 0)).out, (Activation{2, 55, 55}));
+  EXPECT_EQ(Network("n", {2, 6, 7}).add(ceil(pool(LayerKind::avg_pool, {3, 2, 2, 2, 1, 0}))).out,
+            (Activation{2, 4, 4}));
+  EXPECT_EQ(Network("n", {2, 6, 7}).add(pool(LayerKind::avg_pool, {3, 2, 2, 2, 1, 0})).out,
+            (Activation{2, 3, 3}));
+  EXPECT_EQ(Network("n", {2, 3, 3}).add(ceil(max_pool(2, 2, 1))).out, (Activation{2, 2, 2}));
+}
+
 TEST(Network, NamesUnnamedLayersByKindAndIndex) {
   Network net("n", {3, 8, 8});
   net.add(conv("c", 4, 3));
@@ -234,6 +257,7 @@ TEST(NetworkJson, ExampleFileLoads) {
   EXPECT_EQ(net.name(), "example");
   EXPECT_EQ(layer(net, "relu1").out, (Activation{16, 32, 32}));
   EXPECT_EQ(layer(net, "pool1").out, (Activation{16, 16, 16}));
+  EXPECT_TRUE(layer(net, "pool1").pool.ceil_mode);
   EXPECT_EQ(layer(net, "conv2").in, (Activation{16, 16, 16}));
   EXPECT_EQ(conv_shape(layer(net, "conv2"), 2),
             ConvShape::parse("N=2,C=16,H=16,W=16,K=32,R=3,S=3,stride=2,pad=0,pad_end=1"));
@@ -286,6 +310,21 @@ TEST(NetworkJson, TinyNetworkIsValid) {
   EXPECT_EQ(layer(net, "f").in, (Activation{4096, 1, 1}));
   EXPECT_FALSE(layer(net, "c1").conv.bias);
   EXPECT_EQ(layer(net, "max_pool2").pool, (PoolParams{2, 2, 2, 2, 0, 0}));
+}
+
+// ceil_mode on max_pool and avg_pool: read, written only where true, read back the same.
+TEST(NetworkJson, CeilModeReadsAndWritesBack) {
+  const Network net = network_from_json(
+      tiny_with("\"window\": 2", "\"window\": 3, \"stride\": 2, \"ceil_mode\": true"), "t.json");
+  const Layer& p = layer(net, "max_pool2");
+  EXPECT_TRUE(p.pool.ceil_mode);
+  EXPECT_EQ(p.out, (Activation{16, 16, 16}));  // ceil(29 / 2) + 1 (floor: 15)
+  const std::string text = network_to_json(net);
+  EXPECT_NE(text.find("\"ceil_mode\":true"), std::string::npos) << text;
+  EXPECT_EQ(network_from_json(text, "t.json"), net);
+  const std::string floor = network_to_json(network_from_json(
+      tiny_with("\"window\": 2", "\"window\": 2, \"ceil_mode\": false"), "t.json"));
+  EXPECT_EQ(floor.find("ceil_mode"), std::string::npos) << floor;
 }
 
 // relu6 is read and written like relu: no keys of its own, the input's shape, a name of its kind.
@@ -436,6 +475,10 @@ TEST(NetworkJson, MalformedFilesAreNamedErrors) {
        {"layers[2] 'max_pool2' (max_pool): window(w)=0"}},
       {tiny_with("\"window\": 2", "\"window\": 64"),
        {"window 64x64 is larger than the padded input"}},
+      {tiny_with("\"window\": 2", "\"window\": 2, \"ceil_mode\": 1"),
+       {"layers[2]: 'ceil_mode' must be true or false, not 1"}},
+      {tiny_with("\"pad\": 1", "\"pad\": 1, \"ceil_mode\": true"),
+       {"layers[0] 'c1': unknown key 'ceil_mode'"}},
       {tiny_with("\"K\": 16", "\"K\": 16, \"C\": 4"),
        {"layers[0] 'c1': C=4 but its input is 3x32x32"}},
       {tiny_with("\"K\": 10", "\"K\": 10, \"C\": 4096"), {}},  // the right C passes

@@ -109,6 +109,35 @@ TEST_F(OnnxImportTest, AutoPad) {
   }
 }
 
+// ceil_mode=1 (torchvision's GoogLeNet pools with MaxPool2d(3, 2, ceil_mode=True)) is the
+// pooling's ceil_mode, with PyTorch's extents: max pooling, average pooling with padding counted
+// (count_include_pad=1), and without padding, where count_include_pad=0 divides alike.
+TEST_F(OnnxImportTest, CeilModePooling) {
+  ModelBuilder b({2, 7, 7});
+  const auto pool = [&](const char* op, const char* name, const char* in, int64_t window,
+                        int64_t pad) -> onnx::NodeProto& {
+    auto& p = b.node(op, {in}, name);
+    ints(p, "kernel_shape", {window, window});
+    ints(p, "strides", {2, 2});
+    ints(p, "pads", {pad, pad, pad, pad});
+    integer(p, "ceil_mode", 1);
+    return p;
+  };
+  pool("MaxPool", "mp", "x", 2, 0);                                        // 7 -> 4 (floor: 3)
+  integer(pool("AveragePool", "ap", "mp", 3, 1), "count_include_pad", 1);  // 4 -> 3 (floor: 2)
+  pool("AveragePool", "ap0", "ap", 2, 0);                                  // 3 -> 2 (floor: 1)
+  const Network net = import_onnx(b.save(path("m.onnx"), "ap0")).network;
+  ASSERT_EQ(net.layers().size(), 3u);
+  PoolParams mp{2, 2, 2, 2, 0, 0}, ap{3, 3, 2, 2, 1, 1}, ap0{2, 2, 2, 2, 0, 0};
+  mp.ceil_mode = ap.ceil_mode = ap0.ceil_mode = true;
+  EXPECT_EQ(net.layers()[0].pool, mp);
+  EXPECT_EQ(net.layers()[1].pool, ap);
+  EXPECT_EQ(net.layers()[2].pool, ap0);
+  EXPECT_EQ(net.layers()[0].out, (Activation{2, 4, 4}));
+  EXPECT_EQ(net.layers()[1].out, (Activation{2, 3, 3}));
+  EXPECT_EQ(net.layers()[2].out, (Activation{2, 2, 2}));
+}
+
 // MatMul weights are [F, K] and an Add of a constant after it is its bias; Gemm transB=0 too;
 // Identity, Dropout and a 1x1 pooling of stride 1 disappear; Reshape [0, -1] is a flatten.
 TEST_F(OnnxImportTest, FullyConnectedLayoutsAndRemovedNodes) {
@@ -474,15 +503,6 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
          return "ap";
        },
        {"node 'ap' (AveragePool): count_include_pad=0 with pads 1x1 is not supported"}},
-      {"ceil mode",
-       [](ModelBuilder& b) {
-         auto& p = b.node("MaxPool", {"x"}, "mp");
-         ints(p, "kernel_shape", {2, 2});
-         ints(p, "strides", {2, 2});
-         integer(p, "ceil_mode", 1);
-         return "mp";
-       },
-       {"node 'mp' (MaxPool): ceil_mode=1 on input 2x7x7"}},
       {"asymmetric pool pads",
        [](ModelBuilder& b) {
          auto& p = b.node("MaxPool", {"x"}, "mp");

@@ -35,6 +35,15 @@ namespace {
 
 bool is_flat(const Activation& a) { return a.H == 1 && a.W == 1; }
 
+// The pooled extent of `extent` input rows (or columns): network.hpp's formula.
+int64_t pooled_extent(int64_t extent, int64_t window, int64_t stride, int64_t pad, bool ceil_mode) {
+  const int64_t span = extent + 2 * pad - window;
+  if (!ceil_mode) return span / stride + 1;
+  const int64_t out = (span + stride - 1) / stride + 1;
+  // PyTorch's rule: the last window starts inside the input or its top/left padding.
+  return (out - 1) * stride >= extent + pad ? out - 1 : out;
+}
+
 Activation pooled(const PoolParams& p, const Activation& in) {
   check_extent("window(h)", p.window_h, 1);
   check_extent("window(w)", p.window_w, 1);
@@ -51,7 +60,7 @@ Activation pooled(const PoolParams& p, const Activation& in) {
     throw InputError(fmt::format("window {}x{} is larger than the padded input {}x{} (input {})",
                                  p.window_h, p.window_w, padded_h, padded_w, in.to_string()));
   }
-  return {in.C, (padded_h - p.window_h) / p.stride_h + 1, (padded_w - p.window_w) / p.stride_w + 1};
+  return {in.C, p.out_h(in.H), p.out_w(in.W)};
 }
 
 // The output of a layer whose input is set; throws InputError with the bare problem.
@@ -126,6 +135,14 @@ Activation joined(const Layer& layer, OutputOf&& output_of_layer) {
 }  // namespace
 
 std::string Activation::to_string() const { return fmt::format("{}x{}x{}", C, H, W); }
+
+int64_t PoolParams::out_h(int64_t H) const {
+  return pooled_extent(H, window_h, stride_h, pad_h, ceil_mode);
+}
+
+int64_t PoolParams::out_w(int64_t W) const {
+  return pooled_extent(W, window_w, stride_w, pad_w, ceil_mode);
+}
 
 std::string_view to_string(LayerKind kind) {
   switch (kind) {

@@ -13,8 +13,13 @@
 // numbers.
 //
 // Shapes are per sample; the batch N is given when a convolution is instantiated (conv_shape).
-// Pooling: out = floor((H + 2*pad - window) / stride) + 1 (ceil_mode=false), pad <= window/2,
-// max pooling pads with -inf, average pooling divides by the whole window (padding counts as 0).
+// Pooling: out = floor((H + 2*pad - window) / stride) + 1 with ceil_mode=false, pad <= window/2;
+// with ceil_mode (PyTorch's) out = ceil((H + 2*pad - window) / stride) + 1, less one when the
+// last window would start in the bottom/right padding (at or past H + pad of the padded input).
+// That window may run past the padded input's end: max pooling takes the input elements it
+// covers (padding is -inf), average pooling divides by the window clipped to the padded input,
+// padding counting as 0 (PyTorch's count_include_pad=True); without ceil_mode every window is
+// whole.
 // A fully connected layer of K outputs on F = C features is the convolution N,C=F,H=W=1,K,R=S=1.
 #pragma once
 
@@ -75,11 +80,18 @@ struct ConvParams {
   bool operator==(const ConvParams&) const = default;
 };
 
-// A pooling window, its stride and its (symmetric) padding, each h x w.
+// A pooling window, its stride and its (symmetric) padding, each h x w, and how the output
+// extent rounds (the formula at the top of this file).
 struct PoolParams {
   int64_t window_h = 1, window_w = 1;
   int64_t stride_h = 1, stride_w = 1;
   int64_t pad_h = 0, pad_w = 0;
+  bool ceil_mode = false;
+
+  // The output rows of H input rows and the output columns of W input columns (the parameters
+  // unchecked: Network::add checks them).
+  int64_t out_h(int64_t H) const;
+  int64_t out_w(int64_t W) const;
 
   bool operator==(const PoolParams&) const = default;
 };

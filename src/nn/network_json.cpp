@@ -178,6 +178,7 @@ ReadLayer read_layer(const Json& j, size_t index) {
       std::tie(p.window_h, p.window_w) = r.pair("window");
       std::tie(p.stride_h, p.stride_w) = r.pair("stride", Pair{p.window_h, p.window_w});
       std::tie(p.pad_h, p.pad_w) = r.pair("pad", Pair{0, 0});
+      p.ceil_mode = r.boolean("ceil_mode", false);
       break;
     case LayerKind::concat:
       l.concat_inputs = r.strings("concat_inputs");
@@ -251,6 +252,7 @@ Json layer_json(const Layer& l) {
       j.update({{"window", pair_json(p.window_h, p.window_w)},
                 {"stride", pair_json(p.stride_h, p.stride_w)},
                 {"pad", pair_json(p.pad_h, p.pad_w)}});
+      if (p.ceil_mode) j["ceil_mode"] = true;
       break;
     case LayerKind::relu:
     case LayerKind::relu6:

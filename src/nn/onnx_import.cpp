@@ -412,12 +412,11 @@ class Importer {
   }
 
   void pool(const onnx::NodeProto& node, const std::string& name) {
-    const Activation in = activation_of(node.input(0));
     if (node.op_type() == "GlobalAveragePool") {
       add(Layer(LayerKind::global_avg_pool, name), node);
       return;
     }
-    const auto pool = onnx_pool_params(node, in);
+    const auto pool = onnx_pool_params(node);
     if (!pool) {  // the identity
       if (adds_.contains(node.input(0)))
         refuse("it is the identity on an Add, which must be read by a layer");

@@ -8,7 +8,7 @@
 //     only, which refuses those that differ from convgrid's: train/onnx_initial_weights.hpp)
 //   Clip [0, 6] (ReLU6) -> relu6, Clip [0, inf) -> relu; bounds as attributes (opset < 11) or
 //     constant inputs (opset >= 11): nn/onnx_clip.hpp
-//   MaxPool, AveragePool (symmetric pads; ceil_mode=1 only where it gives the floor's size;
+//   MaxPool, AveragePool (symmetric pads; ceil_mode=1 as PyTorch computes it: nn/onnx_pool.hpp;
 //     count_include_pad=0 only without padding) -> max_pool, avg_pool; a 1x1 window of stride 1
 //     is removed; GlobalAveragePool -> global_avg_pool
 //   Flatten (axis 1), Reshape to [N, C*H*W] -> flatten;  Identity, Dropout -> removed

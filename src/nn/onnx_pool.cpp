@@ -10,7 +10,7 @@ namespace convgrid {
 
 using Ints = std::vector<int64_t>;
 
-std::optional<PoolParams> onnx_pool_params(const onnx::NodeProto& node, const Activation& in) {
+std::optional<PoolParams> onnx_pool_params(const onnx::NodeProto& node) {
   const auto kernel = ints_attribute(node, "kernel_shape");
   if (!kernel || kernel->size() != 2)
     throw InputError("kernel_shape must have 2 entries (2-D pooling)");
@@ -31,24 +31,17 @@ std::optional<PoolParams> onnx_pool_params(const onnx::NodeProto& node, const Ac
     throw InputError(fmt::format("strides=[{}] must be at least 1", fmt::join(stride, ",")));
   }
   PoolParams p{(*kernel)[0], (*kernel)[1], stride[0], stride[1], pads[0], pads[1]};
+  if (p == PoolParams{}) return std::nullopt;  // the identity, whatever the rounding
+  p.ceil_mode = int_attribute(node, "ceil_mode", 0) != 0;
+  // count_include_pad=0 divides by a window's elements within the input, convgrid by those within
+  // the padded input: the same without padding, a ceil_mode window past the end included.
   if (node.op_type() == "AveragePool" && int_attribute(node, "count_include_pad", 0) == 0 &&
       (p.pad_h || p.pad_w)) {
     throw InputError(
         fmt::format("count_include_pad=0 with pads {}x{} is not supported: convgrid's avg_pool "
-                    "divides by the whole window, padding included (count_include_pad=1)",
+                    "divides by the window, padding included (count_include_pad=1)",
                     p.pad_h, p.pad_w));
   }
-  if (int_attribute(node, "ceil_mode", 0) != 0) {
-    const int64_t rh = (in.H + 2 * p.pad_h - p.window_h) % p.stride_h,
-                  rw = (in.W + 2 * p.pad_w - p.window_w) % p.stride_w;
-    if (rh != 0 || rw != 0) {
-      throw InputError(
-          fmt::format("ceil_mode=1 on input {} gives a larger output than the floor convgrid's "
-                      "pooling uses (ceil_mode=0)",
-                      in.to_string()));
-    }
-  }
-  if (p == PoolParams{}) return std::nullopt;
   return p;
 }
 

@@ -13,6 +13,13 @@ Range window(int64_t o, int64_t stride, int64_t pad, int64_t size, int64_t exten
   return Range{std::max<int64_t>(first, 0), std::min(first + size, extent)};
 }
 
+// How many rows of output row o's window lie within the padded input, [-pad, extent + pad):
+// the whole window but where ceil_mode lets the last one run past the end.
+int64_t counted(int64_t o, int64_t stride, int64_t pad, int64_t size, int64_t extent) {
+  const int64_t first = o * stride - pad;
+  return std::min(first + size, extent + pad) - first;
+}
+
 Range covered(Range out, int64_t stride, int64_t pad, int64_t size, int64_t extent) {
   if (out.empty()) return {0, 0};
   return Range{window(out.begin, stride, pad, size, extent).begin,
@@ -20,7 +27,8 @@ Range covered(Range out, int64_t stride, int64_t pad, int64_t size, int64_t exte
 }
 
 // Calls f(output offset in the slice, offset of the window's first row in the region, rows of
-// the window, first and last column of the window relative to the region) for every output.
+// the window, first and last column of the window relative to the region, the window's elements
+// within the padded input: average pooling's divisor) for every output.
 template <class F>
 void for_each_output(const PoolGeometry& g, const Box4& region, const Slice& out_slice, F&& f) {
   const PoolParams& p = g.params;
@@ -28,9 +36,11 @@ void for_each_output(const PoolGeometry& g, const Box4& region, const Slice& out
   for_each_run(out_slice, [&](int64_t n, int64_t c, int64_t oy, int64_t x0, int64_t x1, int64_t off) {
     const Range rows = window(oy, p.stride_h, p.pad_h, p.window_h, g.H);
     const int64_t row0 = region.offset(n, c, rows.begin, x_origin);
+    const int64_t counted_rows = counted(oy, p.stride_h, p.pad_h, p.window_h, g.H);
     for (int64_t ox = x0; ox < x1; ++ox) {
       const Range cols = window(ox, p.stride_w, p.pad_w, p.window_w, g.W);
-      f(off + (ox - x0), row0, rows.size(), cols.begin - x_origin, cols.end - x_origin);
+      const int64_t area = counted_rows * counted(ox, p.stride_w, p.pad_w, p.window_w, g.W);
+      f(off + (ox - x0), row0, rows.size(), cols.begin - x_origin, cols.end - x_origin, area);
     }
   });
 }
@@ -85,12 +95,14 @@ Box4 pool_input_region(const PoolGeometry& g, const Slice& out) {
   return hull;
 }
 
-// Max pooling with windows that tile the image (window = stride, no padding) over whole output
-// planes read from whole input planes: plane by plane, with no per-element window arithmetic.
+// Max pooling with windows that tile the image (window = stride, no padding, none running past
+// the end) over whole output planes read from whole input planes: plane by plane, with no
+// per-element window arithmetic.
 bool tiled_max(const PoolGeometry& g, const Box4& region, const Slice& out_slice, int64_t Ho, int64_t Wo) {
   const PoolParams& p = g.params;
   const Box4& b = out_slice.box;
   return g.max && p.pad_h == 0 && p.pad_w == 0 && p.window_h == p.stride_h && p.window_w == p.stride_w &&
+         Ho * p.stride_h <= g.H && Wo * p.stride_w <= g.W &&
          out_slice.flat.begin == 0 && out_slice.flat.end == b.volume() && b.r[2] == Range{0, Ho} &&
          b.r[3] == Range{0, Wo} && region.r[2] == Range{0, g.H} && region.r[3] == Range{0, g.W};
 }
@@ -98,8 +110,7 @@ bool tiled_max(const PoolGeometry& g, const Box4& region, const Slice& out_slice
 void pool_forward(const PoolGeometry& g, const Box4& region, const float* in, const Slice& out_slice,
                   float* out, int32_t* argmax) {
   const PoolParams& p = g.params;
-  const int64_t Ho = (g.H + 2 * p.pad_h - p.window_h) / p.stride_h + 1;
-  const int64_t Wo = (g.W + 2 * p.pad_w - p.window_w) / p.stride_w + 1;
+  const int64_t Ho = p.out_h(g.H), Wo = p.out_w(g.W);
   if (!out_slice.empty() && tiled_max(g, region, out_slice, Ho, Wo)) {
     const Box4& b = out_slice.box;
     int64_t i = 0;
@@ -127,10 +138,10 @@ void pool_forward(const PoolGeometry& g, const Box4& region, const float* in, co
     }
     return;
   }
-  const float area = static_cast<float>(g.params.window_h * g.params.window_w);
   const int64_t stride = region.extent(3);
   if (g.max) {
-    for_each_output(g, region, out_slice, [&](int64_t i, int64_t row0, int64_t rows, int64_t c0, int64_t c1) {
+    for_each_output(g, region, out_slice,
+                    [&](int64_t i, int64_t row0, int64_t rows, int64_t c0, int64_t c1, int64_t) {
       // Whole 3x3 and 2x2 windows (ResNet's and VGG's) with their sizes known to the compiler.
       if (rows == 3 && c1 - c0 == 3) return max_window<3, 3>(in, row0 + c0, stride, out[i], argmax[i]);
       if (rows == 2 && c1 - c0 == 2) return max_window<2, 2>(in, row0 + c0, stride, out[i], argmax[i]);
@@ -138,13 +149,14 @@ void pool_forward(const PoolGeometry& g, const Box4& region, const float* in, co
     });
     return;
   }
-  for_each_output(g, region, out_slice, [&](int64_t i, int64_t row0, int64_t rows, int64_t c0, int64_t c1) {
+  for_each_output(g, region, out_slice,
+                  [&](int64_t i, int64_t row0, int64_t rows, int64_t c0, int64_t c1, int64_t area) {
     float sum = 0;
     for (int64_t y = 0; y < rows; ++y) {
       const float* row = in + row0 + y * stride;
       for (int64_t x = c0; x < c1; ++x) sum += row[x];
     }
-    out[i] = sum / area;
+    out[i] = sum / static_cast<float>(area);
   });
 }
 
@@ -154,10 +166,10 @@ void pool_backward(const PoolGeometry& g, const Box4& region, const Slice& out_s
     for (int64_t i = 0; i < out_slice.size(); ++i) din[argmax[i]] += dout[i];
     return;
   }
-  const float area = static_cast<float>(g.params.window_h * g.params.window_w);
   const int64_t stride = region.extent(3);
-  for_each_output(g, region, out_slice, [&](int64_t i, int64_t row0, int64_t rows, int64_t c0, int64_t c1) {
-    const float share = dout[i] / area;
+  for_each_output(g, region, out_slice,
+                  [&](int64_t i, int64_t row0, int64_t rows, int64_t c0, int64_t c1, int64_t area) {
+    const float share = dout[i] / static_cast<float>(area);
     for (int64_t y = 0; y < rows; ++y) {
       float* row = din + row0 + y * stride;
       for (int64_t x = c0; x < c1; ++x) row[x] += share;

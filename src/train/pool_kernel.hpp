@@ -1,6 +1,7 @@
 // Max and average pooling on one rank's part of an activation (SPEC section 8; conventions of
-// nn/network.hpp: out = floor((H + 2*pad - window) / stride) + 1, max pads with -inf, average
-// divides by the whole window, padding counting as 0).
+// nn/network.hpp: out = floor((H + 2*pad - window) / stride) + 1, or PyTorch's ceil_mode; max
+// pads with -inf, average divides by the window clipped to the padded input, padding counting as
+// 0: the whole window but where ceil_mode lets the last window run past the padded input's end).
 //
 // A rank computes the pooled elements of its output Slice from a dense input region (a box of
 // the unpooled tensor that covers every window of that slice: pool_input_region); the region is
@@ -23,8 +24,9 @@ struct PoolGeometry {
   int64_t H = 0, W = 0;  // the input's extents (rows and columns of the unpooled tensor)
 };
 
-// The input rows and columns (clipped to the image) that the windows of output box `out` read,
-// over the same samples and channels. An empty box for an empty output.
+// The input rows and columns that the windows of output box `out` read, over the same samples
+// and channels, clipped to the image (a ceil_mode window that runs past the end reads only the
+// rows and columns that exist). An empty box for an empty output.
 Box4 pool_input_box(const PoolGeometry& g, const Box4& out);
 
 // The smallest box containing the input of every element of `out` (empty slice: empty box).

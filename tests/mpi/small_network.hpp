@@ -1,7 +1,8 @@
 // The small network of the DistNet tests: every layer kind (conv with bias, ReLU6, ReLU,
 // overlapping padded max pooling, average pooling, flatten, fully connected, softmax
 // cross-entropy), with plans on given grids and a list of grid choices that covers every grid of
-// each layer.
+// each layer; beside it networks with residuals and batch normalization, with add layers, and
+// with pooling in ceil_mode.
 #pragma once
 
 #include <algorithm>
@@ -85,6 +86,25 @@ inline Network residual_net() {
   r5.residual = "proj_bn";  // projection shortcut
   net.add(r5);
   net.add(Layer(LayerKind::global_avg_pool, "gap"));
+  add_classifier(net);
+  return net;
+}
+
+// Pooling in PyTorch's ceil_mode, whose last windows run past the input's end: max pooling with
+// windows that tile the image but for the last row and column (7 -> 4, the last window one row
+// of input), then average pooling with padding whose last window covers a row, the padding and
+// a row past it (4 -> 3; the floor gives 2), dividing by the 2 rows of the padded input.
+inline Network ceil_net() {
+  Network net("ceil", {2, 9, 9});
+  const auto ceil = [](Layer l) {
+    l.pool.ceil_mode = true;
+    return l;
+  };
+  net.add(conv("c1", 4, 3, 1, 0));  // 7x7
+  net.add(Layer(LayerKind::relu, "r1"));
+  net.add(ceil(pool(LayerKind::max_pool, "p1", 2, 2, 0)));  // 4x4
+  net.add(conv("c2", 6, 3, 1, 1));
+  net.add(ceil(pool(LayerKind::avg_pool, "p2", 3, 2, 1)));  // 3x3
   add_classifier(net);
   return net;
 }
