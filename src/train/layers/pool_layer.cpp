@@ -31,7 +31,7 @@ class PoolLayer final : public TrainLayer {
     }
     geo_ = PoolGeometry{layer.pool, layer.kind == LayerKind::max_pool, layer.in.H, layer.in.W};
     const auto out_place = std::make_shared<const Placement>(
-        Placement::pooled_output_of(*s.input->grid_layout, layer.out.H, layer.out.W));
+        s.input->placement->pooled(layer.out.H, layer.out.W));
     set_output({out_place, s.input->grid_layout, out_place->slice(s.rank)}, false);
     const PoolGeometry geo = geo_;
     const auto region_of = [geo, out_place](int64_t r) {
