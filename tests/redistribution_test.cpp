@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "layout/layer_layout.hpp"
@@ -315,6 +316,37 @@ TEST(Redistribution, ConcatOperandsMoveIntoTheirWindowsOfTheJoinedPlacement) {
   }
   EXPECT_GT(checked, 200);
   EXPECT_GT(empty_blocks, 0) << "some grid has more k x c ranks than the 4 channels";
+}
+
+// Out pooled (Placement::pooled, what pooling layers keep in training) is pooled_output_of, slice
+// for slice on every rank of every grid, grouped layers and blocks of one included; pooled to the
+// output's own extents it is Out itself.
+TEST(Redistribution, PooledOutEqualsPooledOutputOf) {
+  const ConvShape shapes[] = {ConvShape::parse("N=3,C=2,H=9,W=8,K=5,R=3,S=3,pad=1"),
+                              ConvShape::parse("N=2,C=6,H=7,W=6,K=6,R=3,S=3,pad=1,groups=3"),
+                              ConvShape::parse("N=2,C=3,H=3,W=3,K=2,R=1,S=1")};
+  int64_t checked = 0;
+  for (const ConvShape& shape : shapes) {
+    for (int64_t ranks : {1, 2, 3, 4, 6, 8}) {
+      for (const GridDims& d : all_grids(ranks)) {
+        if (!d.fits(shape)) continue;
+        const LayerLayout layout(shape, d);
+        const std::pair<int64_t, int64_t> extents[] = {{shape.Ho(), shape.Wo()}, {2, 2}, {1, 3}};
+        for (const auto& [H, W] : extents) {
+          SCOPED_TRACE(::testing::Message() << shape.to_string() << " " << d.to_string() << " to " << H << "x" << W);
+          const Placement want = Placement::pooled_output_of(layout, H, W);
+          const Placement got = Placement::output_of(layout).pooled(H, W);
+          ASSERT_EQ(got.tensor(), want.tensor());
+          for (int64_t r = 0; r < ranks; ++r) {
+            ASSERT_EQ(got.slice(r).box, want.slice(r).box) << "rank " << r;
+            ASSERT_EQ(got.slice(r).flat, want.slice(r).flat) << "rank " << r;
+          }
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
 }
 
 TEST(Redistribution, RejectsPoolingBeyondTheOutput) {

@@ -72,9 +72,9 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
   std::vector<ActivationData> data;
   for (auto& node : graph_.nodes()) {
     const MemoryScope scope = layer_scope(*node.layer, "");
-    const ActivationData in = node.input >= 0 ? data[node.input] : ActivationData{};
-    const ActivationData shortcut = node.shortcut >= 0 ? data[node.shortcut] : ActivationData{};
-    data.push_back(node.layer->bind(world, in, shortcut));
+    std::vector<ActivationData> inputs{node.input >= 0 ? data[node.input] : ActivationData{}};
+    for (const int operand : node.operands) inputs.push_back(data[operand]);
+    data.push_back(node.layer->bind_inputs(world, inputs));
     for (ParamShard& p : node.layer->params()) params_.push_back(p);
     for (ParamShard& p : node.layer->state()) state_.push_back(p);
   }

@@ -1,5 +1,5 @@
 // An input a layer reads in a spread of its own (a convolution's In, a pooling window's region, a
-// residual add's shortcut): delivered from its producer's spread by one all-to-all (a
+// residual add's shortcut, a concat's operand): delivered from its producer's spread by one all-to-all (a
 // BoxExchange over all ranks, model/redistribution.hpp), or read where it lies when this rank
 // wants exactly what it holds and nothing moves anywhere. Backward, the layer's gradient of the
 // input goes back the same way and is added into the producer's gradient; it is written straight

@@ -17,6 +17,7 @@ std::unique_ptr<TrainLayer> make_batch_norm_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_flatten_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_softmax_xent_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_residual_add_layer(const LayerSetup& setup);
+std::unique_ptr<TrainLayer> make_concat_layer(const LayerSetup& setup);
 
 namespace {
 
@@ -28,6 +29,7 @@ constexpr std::pair<LayerKind, Factory> kFactories[] = {
     {LayerKind::relu, make_relu_layer},
     {LayerKind::relu6, make_relu6_layer},
     {LayerKind::add, make_add_layer},
+    {LayerKind::concat, make_concat_layer},
     {LayerKind::max_pool, make_pool_layer},
     {LayerKind::avg_pool, make_pool_layer},
     {LayerKind::global_avg_pool, make_pool_layer},

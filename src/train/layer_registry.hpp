@@ -13,7 +13,7 @@ namespace convgrid {
 std::unique_ptr<TrainLayer> make_train_layer(const LayerSetup& setup);
 
 // The residual add before a layer that has a `residual` (setup.input: the main path,
-// setup.shortcut: the shortcut's producer).
+// setup.operands: the shortcut's producer alone).
 std::unique_ptr<TrainLayer> make_residual_add(const LayerSetup& setup);
 
 }  // namespace convgrid

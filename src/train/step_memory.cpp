@@ -77,15 +77,15 @@ OutputLives output_lives(const std::vector<TrainGraph::Node>& nodes) {
     reach(lives.values[own], fwd(j));
     if (use.reads_output_in_backward) reach(lives.values[own], bwd(j));
     reach(lives.grad[own], bwd(j));
-    // As a reader of its input and shortcut (not itself when in place: counted above).
+    // As a reader of its input and its other operands (not itself when in place: counted above).
     if (nodes[j].input >= 0) {
       const int r = root[nodes[j].input];
       reach(lives.values[r], fwd(j));
       if (use.reads_input_in_backward) reach(lives.values[r], bwd(j));
       reach(lives.grad[r], use.writes_input_grad_in_forward ? fwd(j) : bwd(j));
     }
-    if (nodes[j].shortcut >= 0) {
-      const int r = root[nodes[j].shortcut];
+    for (const int operand : nodes[j].operands) {  // read in forward, gradient added in backward
+      const int r = root[operand];
       reach(lives.values[r], fwd(j));
       reach(lives.grad[r], bwd(j));
     }

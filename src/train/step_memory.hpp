@@ -7,7 +7,8 @@
 // Step times: with n nodes, node i's forward runs at time i and its backward at 2n - 1 - i. A
 // node's output storage (values and gradient) is shared by the in-place nodes after it (ReLU,
 // flatten, an add, the loss); its values live from its forward to the last pass that reads them
-// (a reader's forward, or backward when the reader's StorageUse says so), and its gradient from
+// (a reader's forward, or backward when the reader's StorageUse says so of its input; a
+// shortcut or a concat operand is read in forward only), and its gradient from
 // the first pass that writes it (a reader's backward, or the loss's forward) to the node's own
 // backward, and is zeroed as its life begins.
 #pragma once

@@ -1,5 +1,5 @@
-// Building the nodes: readers of every output first (an input read by one layer only may be
-// used in place), then each layer with its inputs' spreads.
+// Building the nodes: readers of every output first (an input read once only may be used in
+// place), then each layer with its inputs' spreads.
 #include "train/train_graph.hpp"
 
 #include <fmt/format.h>
@@ -11,16 +11,13 @@
 namespace convgrid {
 namespace {
 
-// How many layers read each layer's output (as input or residual); the last entry: the network
-// input's readers.
+// How many reads there are of each layer's output (as input, residual or concat operand; a concat
+// naming a layer twice reads it twice); the last entry: the network input's readers.
 std::vector<int> reader_counts(const Network& net) {
-  const auto& layers = net.layers();
-  const size_t L = layers.size();
+  const size_t L = net.layers().size();
   std::vector<int> readers(L + 1, 0);
   for (size_t i = 0; i < L; ++i) {
-    const std::optional<size_t> p = net.producer(i);
-    ++readers[p ? *p : L];
-    if (!layers[i].residual.empty()) ++readers[*net.find(layers[i].residual)];
+    for (const std::optional<size_t>& p : net.operands(i)) ++readers[p ? *p : L];
   }
   return readers;
 }
@@ -42,6 +39,19 @@ void check_trainable(const Network& net) {
                     "layer (its output is the logits)",
                     net.name()));
   }
+  // A residual or a concat operand that is the network input (a layer's input is checked below).
+  for (size_t i = 0; i < L; ++i) {
+    const std::vector<std::optional<size_t>> operands = net.operands(i);
+    const bool concat = layers[i].kind == LayerKind::concat;
+    for (size_t j = concat ? 0 : 1; j < operands.size(); ++j) {
+      const std::optional<size_t> r = operands[j];
+      if (r && (layers[*r].kind != LayerKind::flatten || net.producer(*r))) continue;
+      throw InputError(fmt::format(
+          "layer '{}': its {} '{}' is the network input, which training feeds to the first layer "
+          "only",
+          layers[i].name, concat ? "concat operand" : "residual", r ? layers[*r].name : "input"));
+    }
+  }
   // The network input: read by one layer, a compute layer or a flatten read by one compute layer.
   const std::vector<int> readers = reader_counts(net);  // readers[L]: of the network input
   bool fed = false;
@@ -61,16 +71,6 @@ void check_trainable(const Network& net) {
           i, layer.name, to_string(layer.kind)));
     }
     fed = is_compute(layer.kind);
-  }
-  for (const Layer& layer : layers) {
-    if (layer.residual.empty()) continue;
-    const size_t r = *net.find(layer.residual);
-    if (layers[r].kind == LayerKind::flatten && !net.producer(r)) {
-      throw InputError(
-          fmt::format("layer '{}': its residual '{}' is the network input, which training "
-                      "feeds to the first layer only",
-                      layer.name, layer.residual));
-    }
   }
 }
 
@@ -118,17 +118,25 @@ TrainGraph::TrainGraph(const Network& net, const std::vector<LayerPlan>& plans, 
       }
       LayerSetup add = s;
       add.input = spread_of(in);
-      add.shortcut = spread_of(out_node[r]);
       add.sole_reader = input_readers == 1;
-      add.shortcut_sole_reader = readers[r] == 1;
-      nodes_.push_back({make_residual_add(add), in, out_node[r], i, std::nullopt});
+      add.operands = {{spread_of(out_node[r]), readers[r] == 1}};
+      nodes_.push_back({make_residual_add(add), in, {out_node[r]}, i, std::nullopt});
       in = static_cast<int>(nodes_.size()) - 1;
       s.sole_reader = true;
     } else {
       s.sole_reader = input_readers == 1;
     }
     s.input = spread_of(in);
-    Node node{nullptr, in, -1, i, std::nullopt};
+    Node node{nullptr, in, {}, i, std::nullopt};
+    for (const std::string& ref : layer.concat_inputs) {
+      const size_t r = *net.find(ref);
+      if (out_node[r] < 0) {
+        throw Error(
+            fmt::format("layer '{}' joins the network input (check_trainable lets it)", layer.name));
+      }
+      s.operands.push_back({spread_of(out_node[r]), readers[r] == 1});
+      node.operands.push_back(out_node[r]);
+    }
     if (is_compute(layer.kind)) {
       s.plan = &plans[ci];
       node.compute_index = ci++;

@@ -2,15 +2,16 @@
 // plan per compute layer. Pure: no MPI until DistNet binds the layers.
 //
 // The network is a DAG: a layer reads the output of the layer before it or of the earlier layer
-// its `input` names, and a layer with a `residual` first adds that layer's output to its input (a
-// residual add node of its own, train/layers/residual_add_layer.cpp). Nodes are in network order,
+// its `input` names, a layer with a `residual` first adds that layer's output to its input (a
+// residual add node of its own, train/layers/residual_add_layer.cpp), and a concat also reads the
+// layers its `concat_inputs` name (train/layers/concat_layer.cpp). Nodes are in network order,
 // which is an order of the DAG; forward runs them in order, backward in reverse. Each node's
-// output lies where its kind puts it (train/train_layer.hpp); between two compute layers, and
-// into a residual add, one all-to-all moves the activation where the two spreads differ, which is
-// what the network planner's edges count (plan/network_planner.hpp).
+// output lies where its kind puts it (train/train_layer.hpp); between two compute layers, into a
+// residual add, and into a concat for each operand, one all-to-all moves the activation where the
+// two spreads differ, which is what the network planner's edges count (plan/network_planner.hpp).
 //
 // The network input is read by one compute layer (a flatten may come between), whose input slice
-// the loader fills; the network ends with softmax_xent.
+// the loader fills; no residual and no concat reads it. The network ends with softmax_xent.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +33,10 @@ class TrainGraph {
  public:
   struct Node {
     std::unique_ptr<TrainLayer> layer;
-    int input = -1;     // the node whose output it reads; -1: the network input
-    int shortcut = -1;  // a residual add's second input
+    int input = -1;  // the node whose output it reads; -1: the network input
+    // The nodes of its other inputs (LayerSetup::operands), in order: a residual add's shortcut,
+    // a concat's operands after its input (a node may repeat).
+    std::vector<int> operands;
     size_t network_layer = 0;
     std::optional<size_t> compute_index;  // conv and fully connected layers: their plan's index
   };

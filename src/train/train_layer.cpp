@@ -15,6 +15,15 @@ TrainLayer::TrainLayer(const LayerSetup& setup)
 TrainLayer::TrainLayer(const LayerSetup&, std::string name, std::string_view kind)
     : name_(std::move(name)), kind_(kind) {}
 
+ActivationData TrainLayer::bind_inputs(const Communicator& world,
+                                       std::span<const ActivationData> inputs) {
+  if (inputs.empty() || inputs.size() > 2) {
+    throw Error(fmt::format("layer '{}' ({}) binds {} inputs, not 1 or 2", name_, kind_,
+                            inputs.size()));
+  }
+  return bind(world, inputs[0], inputs.size() > 1 ? inputs[1] : ActivationData{});
+}
+
 size_t TrainLayer::describe(std::string role, MemoryGroup group, int64_t count,
                             int64_t element_bytes) {
   count = std::max<int64_t>(count, 1);

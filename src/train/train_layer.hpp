@@ -10,10 +10,11 @@
 // communicator, and forward()/backward() run.
 //
 // Gradients. A layer adds its input's gradient into its producer's storage, or writes it there
-// directly when it is the only reader of that input (LayerSetup::sole_reader); the network zeroes
-// each activation's gradient when its life begins (train/step_memory.hpp). In-place layers (ReLU,
-// flatten, a residual add whose main input has no other reader) use their input's storage for
-// their output and its gradient.
+// directly when it is the only reader of that input (LayerSetup::sole_reader; each operand of a
+// concat is a read of its own, so a concat reading one layer twice is not its sole reader); the
+// network zeroes each activation's gradient when its life begins (train/step_memory.hpp). In-place
+// layers (ReLU, flatten, a residual add whose main input has no other reader) use their input's
+// storage for their output and its gradient; a concat never does.
 //
 // Lives. Activation buffers live only part of a step: from the pass that first writes them to the
 // last that reads them. Each is described with its Life; the step's memory plan
@@ -46,7 +47,8 @@
 namespace convgrid {
 
 // Where an activation lies: its placement over the ranks, the grid of the compute layer that
-// wrote it (pooling keeps that grid's blocks: Placement::pooled_output_of), and this rank's part.
+// wrote it (pooling keeps its input's blocks: Placement::pooled; a concat joins its operands in
+// the grid of its first operand: Placement::joined), and this rank's part.
 struct ActivationSpread {
   std::shared_ptr<const Placement> placement;
   std::shared_ptr<const LayerLayout> grid_layout;
@@ -108,9 +110,14 @@ struct LayerSetup {
   // Where the input lies; none for the network's input (read by the first compute layer only,
   // which the loader fills).
   const ActivationSpread* input = nullptr;
-  const ActivationSpread* shortcut = nullptr;  // a residual add's second input
-  bool sole_reader = true;                     // no other layer reads `input`
-  bool shortcut_sole_reader = true;
+  bool sole_reader = true;  // no other layer reads `input`
+  // The layer's other inputs, in order: a residual add's shortcut, a concat's operands after its
+  // input (one may repeat; then neither read is the sole reader).
+  struct Operand {
+    const ActivationSpread* spread = nullptr;
+    bool sole_reader = true;  // no other layer, and no other operand, reads it
+  };
+  std::vector<Operand> operands = {};
   // Whether each exchange moves anything anywhere (the same on every rank), by layer and role:
   // shared by the graphs of all ranks the memory model builds, so that it is found once.
   std::map<std::string, bool>* moves_cache = nullptr;
@@ -172,6 +179,11 @@ class TrainLayer {
   // storage of the layers this one reads (empty for the network input). Returns the output's.
   virtual ActivationData bind(const Communicator& world, ActivationData input,
                               ActivationData shortcut) = 0;
+  // The same for any number of inputs, as the network binds every layer: `inputs` holds the
+  // storage of the input and then of each LayerSetup::operands. A layer of more than two inputs
+  // (a concat) overrides it; by default it is bind(input, the first operand or none).
+  virtual ActivationData bind_inputs(const Communicator& world,
+                                     std::span<const ActivationData> inputs);
   virtual void forward(StepContext& step) = 0;
   virtual void backward(StepContext& step) = 0;
   // Trainable parameters and state (checkpointed, not trained), as this rank holds them.

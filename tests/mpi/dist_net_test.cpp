@@ -1,10 +1,11 @@
 // DistNet under mpiexec: a small network with every layer kind (conv with bias, ReLU6, ReLU,
 // overlapping padded max pooling, average pooling, flatten, fully connected, softmax
-// cross-entropy), a residual network with batch normalization, MobileNet-V2's add layers and
-// pooling in ceil_mode on many grids gives the loss and every parameter gradient of the same
-// network on one rank (within float rounding), the redistributions move exactly the words of the
-// model on every rank, and the one-rank gradients agree with central finite differences of the
-// loss. With reproducible arithmetic, data-parallel grids give the one-rank run's bits.
+// cross-entropy), a residual network with batch normalization, MobileNet-V2's add layers,
+// pooling in ceil_mode, and Inception's and DenseNet's concats on many grids gives the loss and
+// every parameter gradient of the same network on one rank (within float rounding), the
+// redistributions move exactly the words of the model on every rank, and the one-rank gradients
+// agree with central finite differences of the loss. With reproducible arithmetic, data-parallel
+// grids give the one-rank run's bits.
 #include <mpi.h>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "algo/reproducible_conv.hpp"
@@ -49,7 +51,8 @@ XentResult run_step(DistNet& net) {
 // The chain with pooling, the residual network with batch normalization, the add layers and the
 // pooling in ceil_mode.
 std::vector<Network> networks() {
-  return {small_net(), test_net::residual_net(), test_net::add_net(), test_net::ceil_net()};
+  return {small_net(), test_net::residual_net(), test_net::add_net(), test_net::ceil_net(),
+          test_net::concat_net()};
 }
 
 // Every node's words of the last step equal its model on this rank (own work and input moves).
@@ -94,7 +97,8 @@ std::string grids_text(const std::vector<GridDims>& grids) {
   return s;
 }
 
-// Every grid of P ranks that fits the layer, per compute layer, in a few mixes; every network.
+// Every grid of P ranks that fits the layer, per compute layer, in a few mixes; every network
+// (the concats' also with every layer on its most channel-split grid).
 TEST(DistNet, MatchesOneRankOnEveryGridAndMovesTheModelsWords) {
   Communicator world = Communicator::world();
   Communicator self = world.split(world.rank(), 0);
@@ -105,12 +109,15 @@ TEST(DistNet, MatchesOneRankOnEveryGridAndMovesTheModelsWords) {
     ref.poison_buffers_as_lives_begin(true);
     const XentResult r = run_step(ref);
     ASSERT_GT(r.loss, 0.5);
-    const std::vector<std::vector<GridDims>> choices = grid_choices(net, world.size());
+    const bool concats = net.name() == "concat";
+    const std::vector<std::vector<GridDims>> choices =
+        concats ? test_net::some_grid_choices(net, world.size(), 12) : grid_choices(net, world.size());
     ASSERT_FALSE(choices.empty());
     // The residual network's seven layers and the add network's four make many mixes at 6 and 8
-    // ranks: at most 12 of them, spread over the list; the three-layer networks, every mix.
+    // ranks: at most 12 of them, spread over the list; the three-layer networks, every mix (the
+    // concat network's are chosen so).
     const bool three_layers = net.compute_layers().size() == 3;
-    const size_t stride = three_layers ? 1 : (choices.size() + 11) / 12;
+    const size_t stride = three_layers || concats ? 1 : (choices.size() + 11) / 12;
     for (size_t c = 0; c < choices.size(); c += stride) {
       const std::vector<GridDims>& grids = choices[c];
       SCOPED_TRACE(fmt::format("grids {}", grids_text(grids)));
@@ -137,39 +144,73 @@ int64_t max_over_ranks(int64_t x) {
   return x;
 }
 
-// On the planner's grids, the words moving into each compute layer (its input, and the shortcuts
-// added to its output) on the busiest rank are the planner's edges, and the batch normalizations
-// in its output blocks move the planner's words for them.
+int64_t sum_over_ranks(int64_t x) {
+  MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return x;
+}
+
+// On the planner's grids, the words moving into each compute layer (its input, the shortcuts
+// added to its output, and the operands of the concats joined in its grid) are the planner's
+// edges: on the busiest rank, and over all ranks; and the batch normalizations in its output
+// blocks move the planner's words for them. The concat network is planned once more over
+// channel-parallel grids only, so that its joins lie in channel blocks. A concat moves all its
+// operands in one node, so the busiest rank of its node is not the sum of the busiest ranks of its
+// edges: for the layer its operands join in, only the words over all ranks are compared.
 TEST(DistNet, PlannerGridsMoveThePlannersWords) {
   Communicator world = Communicator::world();
-  for (const Network& net : networks()) {
-    SCOPED_TRACE(net.name());
+  const int64_t P = world.size();
+  const std::pair<Network, GridFamily> cases[] = {{small_net(), GridFamily::any},
+                                                  {test_net::residual_net(), GridFamily::any},
+                                                  {test_net::add_net(), GridFamily::any},
+                                                  {test_net::ceil_net(), GridFamily::any},
+                                                  {test_net::concat_net(), GridFamily::any},
+                                                  {test_net::concat_net(), GridFamily::channel_filter}};
+  for (const auto& [net, family] : cases) {
+    SCOPED_TRACE(fmt::format("{}, {} grids", net.name(), to_string(family)));
     NetworkPlanOptions o;
-    o.layer.procs = world.size();
+    o.layer.procs = P;
     o.layer.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
     o.batch = kBatch;
+    o.family = family;
     const NetworkPlan plan = plan_network(net, o);
     DistNet d(net, plan.layer_plans(), kBatch, world, kSeed);
     run_step(d);
-    std::vector<int64_t> moved(plan.layers.size(), 0), normed(plan.layers.size(), 0);
+    std::vector<int64_t> moved(plan.layers.size(), 0), total(plan.layers.size(), 0);
+    std::vector<int64_t> normed(plan.layers.size(), 0);
+    std::vector<bool> joins(plan.layers.size(), false);
     for (size_t i = 0; i < d.nodes().size(); ++i) {
       const TrainGraph::Node& n = d.nodes()[i];
       const DistNet::NodeWords& w = d.last_step_words()[i];
       const int64_t words = max_over_ranks(w.edge.forward) + max_over_ranks(w.edge.backward);
+      const int64_t all = sum_over_ranks(w.edge.forward + w.edge.backward);
       if (n.layer->kind() == "batch_norm") {  // its all-reduces, in the grid of the layer before
         normed[*main_compute_layer(d, n.input)] += max_over_ranks(w.own.forward + w.own.backward);
       }
-      if (n.compute_index) {
-        moved[*n.compute_index] += words;
-      } else if (n.shortcut >= 0) {  // a residual add: its shortcut moves into the main path
-        const std::optional<size_t> main = main_compute_layer(d, n.input);
-        ASSERT_TRUE(main.has_value());
-        moved[*main] += words;
+      std::optional<size_t> into = n.compute_index;
+      // A residual add's shortcut moves into the main path, a concat's operands into the grid of
+      // its first.
+      if (!into && !n.operands.empty()) {
+        into = main_compute_layer(d, n.input);
+        ASSERT_TRUE(into.has_value());
+        if (n.layer->kind() == "concat") joins[*into] = true;
       }
+      if (!into) continue;
+      moved[*into] += words;
+      total[*into] += all;
     }
     for (size_t i = 0; i < plan.layers.size(); ++i) {
-      EXPECT_EQ(moved[i], plan.layers[i].redistribution_words()) << plan.layers[i].name;
-      EXPECT_EQ(normed[i], plan.layers[i].norm_words) << plan.layers[i].name;
+      const NetworkLayerPlan& l = plan.layers[i];
+      double mean = 0;
+      for (const EdgeFigures& e : l.edges_in) mean += e.words_mean;
+      EXPECT_NEAR(static_cast<double>(total[i]), mean * static_cast<double>(P), 1e-6 * (1 + mean * P)) << l.name;
+      if (!joins[i]) {
+        EXPECT_EQ(moved[i], l.redistribution_words()) << l.name;
+      }
+      EXPECT_EQ(normed[i], l.norm_words) << l.name;
+    }
+    if (family == GridFamily::channel_filter && P > 1) {  // the joins lie in channel blocks
+      const GridDims& root = plan.layers[1].plan.grid;  // b1, the first operand of every join
+      EXPECT_GT(root.Pk * root.Pc, 1) << root.to_string();
     }
   }
 }

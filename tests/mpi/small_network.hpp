@@ -1,11 +1,12 @@
-// The small network of the DistNet tests: every layer kind (conv with bias, ReLU6, ReLU,
-// overlapping padded max pooling, average pooling, flatten, fully connected, softmax
-// cross-entropy), with plans on given grids and a list of grid choices that covers every grid of
-// each layer; beside it networks with residuals and batch normalization, with add layers, and
-// with pooling in ceil_mode.
+// The small networks of the DistNet and training memory tests: every layer kind (conv with bias,
+// ReLU6, ReLU, overlapping padded max pooling, average pooling, flatten, fully connected, softmax
+// cross-entropy; batch norm, residual adds, add layers, pooling in ceil_mode and concats in
+// networks of their own), with plans on given grids and a list of grid choices that covers every
+// grid of each layer.
 #pragma once
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -109,6 +110,50 @@ inline Network ceil_net() {
   return net;
 }
 
+inline Layer concat(const char* name, const char* input, std::vector<std::string> operands) {
+  Layer l(LayerKind::concat, name);
+  l.input = input;
+  l.concat_inputs = std::move(operands);
+  return l;
+}
+
+// Concats (Inception, DenseNet): an inception block (a 1x1 conv; 1x1 then 3x3; 3x3 max pooling of
+// stride 1 then 1x1; joined, batch norm, relu), a dense block (the block's input joined with a new
+// 3x3 conv's output, batch norm, relu, and that join joined again with a second conv's output),
+// average pooling after the last join, and a concat that joins the pooled activation with itself
+// (its gradient is the sum of both halves'), flattened into the classifier. Every join lies on the
+// grid of the inception block's 1x1 conv `b1` (the first operand of the first join).
+inline Network concat_net() {
+  Network net("concat", {3, 6, 6});
+  const auto conv_from = [&](const char* name, const char* input, int64_t K, int64_t R) {
+    Layer c = conv(name, K, R, 1, R / 2);
+    c.input = input;
+    net.add(c);
+  };
+  net.add(conv("stem", 4, 3, 1, 1));
+  net.add(Layer(LayerKind::relu, "stem_r"));
+  conv_from("b1", "stem_r", 4, 1);
+  conv_from("b2a", "stem_r", 2, 1);
+  conv_from("b2", "", 3, 3);
+  Layer b3p = pool(LayerKind::max_pool, "b3p", 3, 1, 1);
+  b3p.input = "stem_r";
+  net.add(b3p);
+  conv_from("b3", "", 2, 1);
+  net.add(concat("cat1", "b1", {"b2", "b3"}));  // 9 channels
+  net.add(Layer(LayerKind::batch_norm, "bn1"));
+  net.add(Layer(LayerKind::relu, "r1"));
+  conv_from("d1", "", 2, 3);
+  net.add(concat("cat2", "r1", {"d1"}));  // 11
+  net.add(Layer(LayerKind::batch_norm, "bn2"));
+  net.add(Layer(LayerKind::relu, "r2"));
+  conv_from("d2", "", 3, 3);
+  net.add(concat("cat3", "cat2", {"d2"}));  // 14
+  net.add(pool(LayerKind::avg_pool, "p3", 2, 2, 0));  // 3x3
+  net.add(concat("cat4", "p3", {"p3"}));  // 28
+  add_classifier(net);
+  return net;
+}
+
 inline std::vector<LayerPlan> plans_on(const Network& net, const std::vector<GridDims>& grids,
                                        int64_t batch = kBatch) {
   std::vector<LayerPlan> plans;
@@ -141,6 +186,27 @@ inline std::vector<std::vector<GridDims>> grid_choices(const Network& net, int64
       out.push_back(choice);
     }
   }
+  return out;
+}
+
+// The grid choices to try of a network: those of grid_choices (at most `most`, spread over the
+// list), and first the choice of each layer's fitting grid that splits channels the most (the
+// largest Pk * Pc, the first of equals), so that activations in channel blocks, and the joins of
+// concats, are tried whatever the spread picks.
+inline std::vector<std::vector<GridDims>> some_grid_choices(const Network& net, int64_t P, size_t most) {
+  const std::vector<std::vector<GridDims>> all = grid_choices(net, P);
+  std::vector<std::vector<GridDims>> out(1);
+  for (const ComputeLayer& c : net.compute_layers()) {
+    const ConvShape s = conv_shape(net.layers()[c.layer], kBatch);
+    std::optional<GridDims> best;
+    for (const GridDims& g : all_grids(P)) {
+      if (g.fits(s) && (!best || g.Pk * g.Pc > best->Pk * best->Pc)) best = g;
+    }
+    if (best) out.front().push_back(*best);
+  }
+  if (out.front().size() != net.compute_layers().size()) out.erase(out.begin());
+  const size_t stride = (all.size() + most - 1) / most;
+  for (size_t c = 0; c < all.size(); c += stride) out.push_back(all[c]);
   return out;
 }
 

@@ -1,8 +1,8 @@
 // The whole training job's memory model (train/training_memory.hpp) against MemoryTracker under
-// mpiexec: the small, residual and add networks on many grids, with every layer unstreamed or
-// streamed, hold after two SGD steps exactly the bytes the model gives for their rank
-// (activations, parameters and momentum, staging, each layer's buffers), and everything is freed
-// with the network.
+// mpiexec: the small, residual, add and concat networks on many grids, with every layer
+// unstreamed or streamed, hold after two SGD steps exactly the bytes the model gives for their
+// rank (activations, parameters and momentum, staging, each layer's buffers), and everything is
+// freed with the network.
 #include "train/training_memory.hpp"
 
 #include <fmt/format.h>
@@ -40,16 +40,19 @@ std::vector<LayerPlan> plans_with_panels(const Network& net, const std::vector<G
 
 TEST(TrainingMemory, EqualsTheTrackedBytesOnEveryRank) {
   const Communicator world = Communicator::world();
-  for (const Network& net :
-       {test_net::small_net(), test_net::residual_net(), test_net::add_net()}) {
+  for (const Network& net : {test_net::small_net(), test_net::residual_net(), test_net::add_net(),
+                             test_net::concat_net()}) {
     SCOPED_TRACE(net.name());
     // At most 8 of the grid choices, spread over the list, each unstreamed or streamed in turn
-    const std::vector<std::vector<GridDims>> choices = test_net::grid_choices(net, world.size());
-    // (the residual network, seven layers with batch norm, and the add network at most 4: this
+    // (the residual network, seven layers with batch norm, the add network and the concat network
+    // at most 4, the concat network's first with every layer on its most channel-split grid: this
     // test is the slowest of the suite, and it runs twice, the second time with oneDNN held to
     // AVX2)
     const size_t most = net.name() == "small" ? 8 : 4;
-    const size_t stride = (choices.size() + most - 1) / most;
+    const std::vector<std::vector<GridDims>> choices =
+        net.name() == "concat" ? test_net::some_grid_choices(net, world.size(), most - 1)
+                               : test_net::grid_choices(net, world.size());
+    const size_t stride = net.name() == "concat" ? 1 : (choices.size() + most - 1) / most;
     int cases = 0;
     for (size_t c = 0; c < choices.size(); c += stride) {
       const std::vector<GridDims>& grids = choices[c];

@@ -1,6 +1,7 @@
 // Max, average and global average pooling in training (train/pool_kernel.hpp): a pooling layer
-// runs in the blocks of the grid that wrote its input (Placement::pooled_output_of), so each
-// rank pools the windows of its own output slice after gathering their input region:
+// runs in the blocks its input lies in, pooled (Placement::pooled: a grid's Out pooled, or a concat's
+// joined placement pooled), so each rank pools the windows of its own output slice after gathering
+// their input region:
 //
 //   region[n,c | windows of my pooled slice] := all-to-all from the input's holders (halos)
 //   Out[pooled slice]                        := local pooling of the region
@@ -31,7 +32,7 @@ class PoolLayer final : public TrainLayer {
     }
     geo_ = PoolGeometry{layer.pool, layer.kind == LayerKind::max_pool, layer.in.H, layer.in.W};
     const auto out_place = std::make_shared<const Placement>(
-        Placement::pooled_output_of(*s.input->grid_layout, layer.out.H, layer.out.W));
+        s.input->placement->pooled(layer.out.H, layer.out.W));
     set_output({out_place, s.input->grid_layout, out_place->slice(s.rank)}, false);
     const PoolGeometry geo = geo_;
     const auto region_of = [geo, out_place](int64_t r) {

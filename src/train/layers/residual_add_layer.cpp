@@ -21,9 +21,10 @@ class ResidualAddLayer final : public TrainLayer {
     set_output(*s.input, s.sole_reader);
     size_ = s.input->slice.size();
     const auto main = s.input->placement;
+    const LayerSetup::Operand& shortcut = s.operands.at(0);
     edge_ = InputEdge(
-        *this, "shortcut", *s.shortcut, main->tensor(),
-        [main](int64_t r) { return main->slice(r); }, s, s.shortcut_sole_reader, true,
+        *this, "shortcut", *shortcut.spread, main->tensor(),
+        [main](int64_t r) { return main->slice(r); }, s, shortcut.sole_reader, true,
         Life::forward);
     if (!in_place()) {
       out_buf_ = describe_activation("out", Life::output_values, size_);
