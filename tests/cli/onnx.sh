@@ -6,7 +6,10 @@
 #  - train: from the model's initializers (PyTorch's weights), the first 4 losses on the first 64
 #    Fashion-MNIST images (one batch per epoch) equal PyTorch's (tiny_resnet.losses.json) within
 #    1e-4 relative, on 1 and 2 ranks; and so do tiny_mobilenet's (depthwise convolutions, ReLU6,
-#    add layers), the 2 ranks splitting every layer's rows where it fits (redistributions, halos);
+#    add layers), the 2 ranks splitting every layer's rows where it fits (redistributions, halos),
+#    tiny_densenet's (DenseNet's concats, a Pad of zeros) and tiny_googlenet's (Inception's
+#    concats, ceil-mode max pooling), the 2 ranks splitting channels (Pk = 2: the concats' joined
+#    placements are channel blocks) or rows; each at the learning rate its losses file gives;
 #  - export --onnx: the checkpoint of step 2 (tiny_resnet, one rank) written into a copy of the
 #    model. Read with a small protobuf decoder (Python's standard library): every parameter
 #    initializer holds raw_data equal byte for byte to the array of `export --out` for its
@@ -38,15 +41,17 @@ expect_fail_with "--input-shape 1x28x28 applies to .onnx networks" \
 head -c 5000 "$DATA/tiny_resnet.onnx" > cut.onnx
 expect_fail_with "cut.onnx" plan --network cut.onnx --procs 4
 
-train=(train --train-samples 64 --test-samples 64 --batch 64 --epochs 4 --lr 0.1 --momentum 0.9
+train=(train --train-samples 64 --test-samples 64 --batch 64 --epochs 4 --momentum 0.9
        --weight-decay 0 --threads 1 --progress none --log-steps)
-for run in "tiny_resnet 1" "tiny_resnet 2" "tiny_mobilenet 1" "tiny_mobilenet 2 --grid 1,1,1,2,1"; do
+for run in "tiny_resnet 1" "tiny_resnet 2" "tiny_mobilenet 1" "tiny_mobilenet 2 --grid 1,1,1,2,1" \
+  "tiny_densenet 1" "tiny_densenet 2 --grid 1,2,1,1,1" "tiny_googlenet 1" "tiny_googlenet 2 --grid 1,1,1,2,1"; do
   read -r model np grid <<< "$run"
   checkpoints=()
   [[ $model == tiny_resnet && $np -eq 1 ]] && checkpoints=(--checkpoint-dir ck)  # for export --onnx
+  lr=$("$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["lr"])' "$DATA/$model.losses.json")
   # shellcheck disable=SC2086
-  run_mpi "$np" "${train[@]}" --network "$DATA/$model.onnx" $grid "${checkpoints[@]}" --json "$model.$np.json" \
-    > /dev/null
+  run_mpi "$np" "${train[@]}" --lr "$lr" --network "$DATA/$model.onnx" $grid "${checkpoints[@]}" \
+    --json "$model.$np.json" > /dev/null
   "$PYTHON" - "$model.$np.json" "$DATA/$model.losses.json" <<'PY' || fail "$model np $np: losses differ from PyTorch's"
 import json, sys
 got = [s["loss"] for s in json.load(open(sys.argv[1]))["steps"]]
