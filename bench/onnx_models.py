@@ -8,8 +8,8 @@ mobilenet_v2 at P = 1024 must beat the hybrid by 2x (issue #17's target). For
 resnet50 and vgg16 it also plans the built-in network of the same name and checks that every
 convolution and fully connected layer gets the same grid, panels and words (the layers are matched
 by shape: the built-in resnet50 lists a block's projection before its main path, torchvision after,
-and has no batch normalization, which is not a compute layer). Models convgrid cannot express yet
-must fail with the importer's one-line refusal (the first unsupported node in graph order).
+and has no batch normalization, which is not a compute layer). A model convgrid could not express
+would be listed with the text of the importer's one-line refusal it must fail with.
 
     /usr/bin/python3 bench/onnx_models.py --convgrid build/convgrid [--models resnet18,vgg16] [--procs 1024]
     /usr/bin/python3 bench/onnx_models.py --markdown docs/results/models.md   # the table of docs/models.md
@@ -35,10 +35,8 @@ MODELS = {
     "vgg16": "plan",
     "mobilenet_v2": "plan",
     "resnext50_32x4d": "plan",
-    "densenet121": "Concat (concatenation along channels) is not supported yet",
-    # torchvision's GoogLeNet pools with ceil_mode=True (a larger output than convgrid's floor)
-    # before its first Concat.
-    "googlenet": "ceil_mode=1 on input 64x112x112 gives a larger output",
+    "densenet121": "plan",
+    "googlenet": "plan",
 }
 BUILTIN = {"resnet50": "resnet50", "vgg16": "vgg16"}
 # Issue #17's target: at least this many times fewer words than the best batch x spatial hybrid.
