@@ -14,6 +14,8 @@
 //     build reads and writes each rank's runs with POSIX calls (io/npy_slices.cpp).
 //  5. wall-clock guards: the stall watchdog (train/stall_watchdog.hpp) and the stop signals
 //     (train/stop_signals.hpp) are off: time is simulated, and the ranks share one process.
+//  6. a zero-count all-reduce is not passed to SimGrid, whose selector divides by the count
+//     (comm/collectives.cpp); its traffic is counted all the same.
 #pragma once
 
 namespace convgrid::sim {
