@@ -52,7 +52,7 @@ XentResult run_step(DistNet& net) {
 // pooling in ceil_mode.
 std::vector<Network> networks() {
   return {small_net(), test_net::residual_net(), test_net::add_net(), test_net::ceil_net(),
-          test_net::concat_net()};
+          test_net::concat_net(), test_net::shared_flatten_net()};
 }
 
 // Every node's words of the last step equal its model on this rank (own work and input moves).

@@ -232,4 +232,30 @@ inline Network add_net() {
   return net;
 }
 
+// An activation read both in place and by another layer: r1 is flattened into fc1 (a flatten
+// is a view, so its gradient is r1's storage) and read by c2, whose branch is flattened into fc2,
+// which adds fc1's output as its residual. fc1, the flatten's only reader, must add its input
+// gradient into r1's, not write over what c2 put there.
+inline Network shared_flatten_net() {
+  Network net("shared_flatten", {2, 6, 6});
+  net.add(conv("c1", 4, 3, 1, 1));
+  net.add(Layer(LayerKind::relu, "r1"));
+  net.add(Layer(LayerKind::flatten, "f1"));
+  Layer fc1(LayerKind::fully_connected, "fc1");
+  fc1.conv.K = 16;
+  net.add(fc1);
+  Layer c2 = conv("c2", 4, 3, 1, 1);
+  c2.input = "r1";
+  net.add(c2);
+  net.add(pool(LayerKind::avg_pool, "p2", 3, 3, 0));  // 2x2: 16 features
+  net.add(Layer(LayerKind::flatten, "f2"));
+  Layer fc2(LayerKind::fully_connected, "fc2");
+  fc2.conv.K = 5;
+  fc2.conv.bias = true;
+  fc2.residual = "fc1";
+  net.add(fc2);
+  net.add(Layer(LayerKind::softmax_xent, "loss"));
+  return net;
+}
+
 }  // namespace convgrid::test_net
