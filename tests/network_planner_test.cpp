@@ -14,6 +14,7 @@
 #include "model/redistribution.hpp"
 #include "nn/builtin_networks.hpp"
 #include "nn/network_json.hpp"
+#include "join_network.hpp"
 #include "throws_input_error.hpp"
 
 namespace convgrid {
@@ -148,22 +149,12 @@ TEST(NetworkPlanner, DynamicProgrammeEqualsEnumeration) {
   }
 }
 
-// Inception and DenseNet joins: three branches concatenated (one of them pooled), the concat
-// pooled and read by a convolution, that convolution joined to the pooled concat, and a flatten
-// into fc. Each operand is an edge into the concat's joined placement on its first operand's grid.
-const char* kJoinNetwork = R"({"name": "joins", "input": {"C": 3, "H": 8, "W": 8}, "layers": [
-  {"type": "conv", "name": "stem", "K": 6, "R": 3, "S": 3, "pad": 1},
-  {"type": "conv", "name": "b1", "input": "stem", "K": 4, "R": 1, "S": 1},
-  {"type": "conv", "name": "b2", "input": "stem", "K": 5, "R": 3, "S": 3, "pad": 1},
-  {"type": "max_pool", "name": "b3", "input": "stem", "window": 3, "stride": 1, "pad": 1},
-  {"type": "concat", "name": "cat", "input": "b1", "concat_inputs": ["b2", "b3"]},
-  {"type": "max_pool", "name": "pool", "window": 2},
-  {"type": "conv", "name": "c4", "K": 3, "R": 3, "S": 3, "pad": 1},
-  {"type": "concat", "name": "dense", "input": "pool", "concat_inputs": ["c4"]},
-  {"type": "flatten"}, {"type": "fc", "name": "fc", "K": 5}, {"type": "softmax_xent"}]})";
-
 TEST(NetworkPlanner, ConcatOperandsAreEdgesAndTheProgrammeEqualsEnumeration) {
-  const Network net = network_from_json(kJoinNetwork, "joins");
+  // The joins with a classifier: each operand is an edge into the concat's joined placement on
+  // its first operand's grid (b1's, for both concats).
+  const Network net = network_from_json(
+      test_data::join_network_json(R"({"type": "flatten"}, {"type": "fc", "name": "fc", "K": 5}, {"type": "softmax_xent"})"),
+      "joins");
   for (int64_t P : {2, 4}) {
     for (bool train : {false, true}) {
       SCOPED_TRACE(fmt::format("P={} {}", P, train ? "train" : "fwd"));
@@ -187,10 +178,10 @@ TEST(NetworkPlanner, ConcatOperandsAreEdgesAndTheProgrammeEqualsEnumeration) {
       grids[1] = widened;
       EXPECT_EQ(plan.words(), brute_force_words(net, o, train, grids));
       ASSERT_EQ(plan.layers.size(), 5u);
-      // b1 (the concats' first operand's layer) takes both concats' operands: 3 + 2.
+      // b1 (the concats' first operand's layer) takes both concats' operands: 3 + 3.
       int64_t operands = 0;
       for (const EdgeFigures& e : plan.layers[1].edges_in) operands += !e.concat.empty();
-      EXPECT_EQ(operands, 5);
+      EXPECT_EQ(operands, 6);
     }
   }
   // A concat of the network input (through a relu) has no grid to join in.

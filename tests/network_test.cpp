@@ -16,6 +16,7 @@
 #include "nn/load_network.hpp"
 #include "nn/network_json.hpp"
 #include "nn/resnet50_layers.hpp"
+#include "join_network.hpp"
 #include "throws_input_error.hpp"
 
 namespace convgrid {
@@ -366,27 +367,15 @@ TEST(NetworkJson, AddReadsBackAndNeedsAResidual) {
       {"t.json: network 't': layers[1] 'sum' (add): it has no residual"}));
 }
 
-// An Inception-like join: three branches of the stem concatenated, then read through a pooling;
-// a DenseNet-like join of the pooled concat with a later convolution.
-const char* kConcatNetwork = R"({"name": "joins", "input": {"C": 3, "H": 8, "W": 8}, "layers": [
-  {"type": "conv", "name": "stem", "K": 6, "R": 3, "S": 3, "pad": 1},
-  {"type": "conv", "name": "b1", "input": "stem", "K": 4, "R": 1, "S": 1},
-  {"type": "conv", "name": "b2", "input": "stem", "K": 5, "R": 3, "S": 3, "pad": 1},
-  {"type": "max_pool", "name": "b3", "input": "stem", "window": 3, "stride": 1, "pad": 1},
-  {"type": "concat", "name": "cat", "input": "b1", "concat_inputs": ["b2", "b3"]},
-  {"type": "max_pool", "name": "pool", "window": 2},
-  {"type": "conv", "name": "c4", "K": 7, "R": 3, "S": 3, "pad": 1},
-  {"type": "concat", "name": "dense", "input": "pool", "concat_inputs": ["c4", "c4"]}]})";
-
 // A concat's output has its operands' channels in order on their common H x W; readers trace
 // through it to the layer that wrote its first operand, joined; it reads and writes back.
 TEST(NetworkJson, ConcatJoinsChannelsAndReadsBack) {
-  const Network net = network_from_json(kConcatNetwork, "j.json");
+  const Network net = network_from_json(test_data::join_network_json(), "j.json");
   const Layer& cat = layer(net, "cat");
   EXPECT_EQ(cat.kind, LayerKind::concat);
   EXPECT_EQ(cat.in, (Activation{4, 8, 8}));
   EXPECT_EQ(cat.out, (Activation{4 + 5 + 6, 8, 8}));
-  EXPECT_EQ(layer(net, "dense").out, (Activation{15 + 7 + 7, 4, 4}));
+  EXPECT_EQ(layer(net, "dense").out, (Activation{15 + 3 + 3, 4, 4}));
   const size_t dense = *net.find("dense");
   EXPECT_EQ(net.operands(dense), (std::vector<std::optional<size_t>>{net.find("pool"), net.find("c4"),
                                                                       net.find("c4")}));
@@ -407,14 +396,10 @@ TEST(NetworkJson, ConcatJoinsChannelsAndReadsBack) {
 }
 
 TEST(NetworkJson, ConcatsThatDoNotJoinAreNamedErrors) {
-  const auto with = [](const std::string& last) {
-    std::string text = kConcatNetwork;
-    const size_t end = text.rfind("]}");
-    return text.substr(0, end) + ", " + last + "]}";
-  };
+  const auto with = [](const std::string& last) { return test_data::join_network_json(last); };
   EXPECT_TRUE(throws_input_error(
       [&] { network_from_json(with(R"({"type": "concat", "name": "x", "input": "stem", "concat_inputs": ["c4"]})"), "j.json"); },
-      {"j.json: network 'joins': layers[8] 'x' (concat): concat input 'c4' is 7x4x4 but the input is "
+      {"j.json: network 'joins': layers[8] 'x' (concat): concat input 'c4' is 3x4x4 but the input is "
        "6x8x8: the operands of a concat must have the same H x W"}));
   EXPECT_TRUE(throws_input_error(
       [&] { network_from_json(with(R"({"type": "concat", "name": "x", "concat_inputs": ["later"]})"), "j.json"); },
