@@ -8,7 +8,9 @@
 # package (scripts/example_install.sh); builds the parsers' libFuzzer harnesses with clang and
 # fuzzes each for 10 s (scripts/fuzz.sh).
 # Every stage runs even when an earlier one failed; the script lists the failed stages at the end
-# and exits non-zero if there was any.
+# and exits non-zero if there was any. The single-process tests (unit tests, and SMPI's, which
+# simulate every rank in one thread) run one per core; the MPI and command-line tests, whose ranks
+# already take the cores, one at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || { echo "== setup failed" >&2; exit 1; }
@@ -27,7 +29,14 @@ stage() {  # stage NAME COMMAND...: runs one stage, remembers its failure
 
 # The benchmark programs (bench/) run in no stage: left out of CI's build.
 build_release() { CONVGRID_CMAKE_ARGS="-DCONVGRID_WITH_BENCH=OFF ${CONVGRID_CMAKE_ARGS:-}" bash scripts/build.sh; }
-ctest_all() { ctest --test-dir build --output-on-failure --timeout 900; }
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
+# -L unit: the labels unit and unit-memory.
+ctest_all() {
+  local status=0
+  ctest --test-dir build -L unit -j "$cores" --output-on-failure --timeout 900 || status=1
+  ctest --test-dir build -LE unit --output-on-failure --timeout 900 || status=1
+  return "$status"
+}
 # ONEDNN_MAX_CPU_ISA caps the instruction set oneDNN dispatches to (oneDNN 2.6 reads it at load);
 # the memory-labelled tests compare oneDNN's buffers with the model, never with a constant.
 # cli_train (a minute of whole training runs) is left out here: the same comparison on networks is
@@ -44,11 +53,11 @@ build_sanitize() {
 }
 ctest_sanitize() {
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-sanitize -L unit --output-on-failure --timeout 900
+    ctest --test-dir build-sanitize -L unit -j "$cores" --output-on-failure --timeout 900
 }
 fuzz_parsers() { bash scripts/fuzz.sh 10; }
 build_smpi() { bash scripts/build_smpi.sh mpi_tests convgrid_cli; }
-ctest_smpi() { ctest --test-dir build-smpi -L '^smpi$' --output-on-failure --timeout 900; }
+ctest_smpi() { ctest --test-dir build-smpi -L '^smpi$' -j "$cores" --output-on-failure --timeout 900; }
 
 stage "build (Release)" build_release
 stage "ctest" ctest_all
