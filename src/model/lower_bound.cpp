@@ -20,11 +20,20 @@
 // sum to be shared, and what remains are halos, which no volume argument bounds below.
 // For a fixed product the sum is smallest when the three are equal (AM-GM), so
 //   |O| + |K| + |I| >= 3 (V^2/rho)^(1/3).
+// The three cannot always be equal: an output takes part in at most Cg*R*S multiply-adds, a
+// weight in at most N*Ho*Wo, an input pixel in at most Kg*rho (one per output channel of its
+// group and tap reading it), so a rank doing V of them touches at least V/(Cg*R*S) outputs,
+// V/(N*Ho*Wo) weights and V/(Kg*rho) input pixels. With those floors the least sum is a convex
+// programme (model/least_footprints.hpp); where a floor binds it is larger than the AM-GM value.
+// A 1x1 layer with few input channels is the usual case: every output's sum is short, so a rank
+// must make many outputs whole (for matrix multiplication this is the case analysis of Al Daas,
+// Ballard et al., SPAA 2022).
 // Every In and Ker word a rank uses but does not hold must be received by it; every output it
 // makes a partial sum of but does not own must be received (a partial sum) by its owner. These
 // transfers are distinct, and the ranks hold at most |In_used|, |Ker|, |Out| words of the three
 // tensors between them, so with every rank doing V = G/P multiply-adds the words received,
-// summed over ranks, are at least P * 3 (V^2/rho)^(1/3) - (|In_used| + |Ker| + |Out|).
+// summed over ranks, are at least P * least - (|In_used| + |Ker| + |Out|), least the smallest
+// sum of the footprints (3 (V^2/rho)^(1/3) where no floor binds).
 // Dividing by P gives the memory-independent bound on the average per rank.
 //
 // Backward passes: backward-data writes dIn (only read pixels get a non-zero gradient) from
@@ -50,6 +59,7 @@
 
 #include "convgrid/error.hpp"
 #include "layout/read_pixels.hpp"
+#include "model/least_footprints.hpp"
 
 namespace convgrid {
 namespace {
@@ -95,39 +105,58 @@ BoundTerms bound_terms(const ConvShape& s) {
   return t;
 }
 
+namespace {
+
+// The floors of a rank's footprints when it does V multiply-adds (above).
+FootprintFloors floors(const ConvShape& s, const BoundTerms& t, double V) {
+  return {V / static_cast<double>(s.K / s.groups * t.rho()), V / static_cast<double>(s.N * s.Ho() * s.Wo()),
+          V / static_cast<double>(s.Cg() * s.R * s.S)};
+}
+
+// Elements of the tensors of `passes` held at rest (each distinct tensor once: In_used, Ker, Out
+// for forward; dIn, Ker, dOut for backward-data; dKer, In, dOut for backward-weights; a gradient
+// has its tensor's size).
+double held_at_rest(const std::vector<Pass>& passes, const BoundTerms& t) {
+  const auto has = [&](Pass p) { return std::find(passes.begin(), passes.end(), p) != passes.end(); };
+  const bool fwd = has(Pass::forward), bd = has(Pass::backward_data), bw = has(Pass::backward_weights);
+  double held = 0;
+  if (fwd || bw) held += static_cast<double>(t.in_used);  // In
+  if (fwd || bd) held += static_cast<double>(t.ker);      // Ker
+  if (fwd) held += static_cast<double>(t.out);            // Out
+  if (bd || bw) held += static_cast<double>(t.out);       // dOut
+  if (bd) held += static_cast<double>(t.in_used);         // dIn
+  if (bw) held += static_cast<double>(t.ker);             // dKer
+  return held;
+}
+
+// The bound of a step of `passes` (distinct): least footprints less what the ranks hold.
+double step_bound(const ConvShape& shape, int64_t P, const std::vector<Pass>& passes) {
+  const BoundTerms t = bound_terms(shape);
+  const double p = static_cast<double>(P);
+  const double V = static_cast<double>(t.macs) / p;
+  const double least = least_footprints(passes, V * V / static_cast<double>(t.rho()), floors(shape, t, V));
+  return least - held_at_rest(passes, t) / p;
+}
+
+}  // namespace
+
 double words_lower_bound(const ConvShape& shape, int64_t P) {
   require_ranks(P);
-  const BoundTerms t = bound_terms(shape);
-  const double V = static_cast<double>(t.macs) / static_cast<double>(P);
-  const double held = static_cast<double>(t.in_used + t.ker + t.out) / static_cast<double>(P);
-  return std::max(0.0, 3.0 * std::cbrt(V * V / static_cast<double>(t.rho())) - held);
+  if (P == 1) return 0;
+  return std::max(0.0, step_bound(shape, P, {Pass::forward}));
 }
 
 double words_lower_bound_in_step(const ConvShape& shape, int64_t P, const std::vector<Pass>& passes,
                                  size_t index) {
   require_ranks(P);
   if (index >= passes.size()) throw Error("words_lower_bound_in_step: index past the passes");
-  const BoundTerms t = bound_terms(shape);
-  const double p = static_cast<double>(P);
-  const double V = static_cast<double>(t.macs) / p;
-  const double x3 = std::cbrt(V * V / static_cast<double>(t.rho()));
-  const double at_rest = static_cast<double>(t.in_used + t.ker + t.out) / p;
-  // Footprint coefficient and tensors at rest (in units of In_used + Ker + Out, each pass bringing
-  // its result and the first pass all three) by the number of distinct passes.
-  const auto raw = [&](size_t distinct) {
-    switch (distinct) {
-      case 1: return 3.0 * x3 - at_rest;
-      case 2: return 3.0 * std::cbrt(4.0) * x3 - (at_rest + static_cast<double>(t.in_used + t.out) / p);
-      default: return 9.0 / std::cbrt(4.0) * x3 - 2.0 * at_rest;
-    }
-  };
   if (P == 1) return 0;
   double before = 0, bound = 0;
   std::vector<Pass> seen;
   for (size_t i = 0; i <= index; ++i) {
     if (std::find(seen.begin(), seen.end(), passes[i]) == seen.end()) seen.push_back(passes[i]);
     before = bound;
-    bound = std::max({bound, raw(seen.size()), 0.0});
+    bound = std::max({bound, step_bound(shape, P, seen), 0.0});
   }
   return bound - before;
 }

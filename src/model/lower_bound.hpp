@@ -32,8 +32,10 @@ BoundTerms bound_terms(const ConvShape& shape);
 
 // Memory-independent bound on the average words received per rank, for P >= 1 ranks that each
 // do G/P multiply-adds and each hold 1/P of every tensor before and after the pass:
-//   max(0, 3 * (V^2/rho)^(1/3) - (|In_used| + |Ker| + |Out|) / P),  V = G/P.
-// 0 for P = 1. Throws InputError when P < 1.
+//   max(0, least - (|In_used| + |Ker| + |Out|) / P),  V = G/P,
+// least the smallest sum of the three footprints with product >= V^2/rho, each at least its
+// floor (V/(Cg R S) outputs, V/(N Ho Wo) weights, V/(Kg rho) input pixels): 3 (V^2/rho)^(1/3)
+// where no floor binds (model/least_footprints.hpp). 0 for P = 1. Throws InputError when P < 1.
 double words_lower_bound(const ConvShape& shape, int64_t P);
 
 // The share of pass `passes[index]` in the bound of a step that runs passes[0..] in order (a
@@ -42,14 +44,15 @@ double words_lower_bound(const ConvShape& shape, int64_t P);
 // earlier pass gathered (In, Ker, dOut: each read by two of the three passes) breaks, so the
 // sum of per-pass bounds does not bound a step. The step's bound instead: with X = V^2/rho,
 // each pass's three footprints have product >= X, an operand two passes read is one footprint
-// received once (its larger one), and minimising the sum of the distinct footprints gives
+// received once (its larger one), and the least sum of the distinct footprints, each at least
+// its floor (least_footprints), is without binding floors
 //   1 pass : 3 X^(1/3)                        (the bound above)
 //   2 passes (one shared operand, a = the shared one):  a s^2 >= X twice over four others s:
 //            min a + 4s = 3 * 2^(2/3) X^(1/3)  at a = 2^(2/3) X^(1/3)
 //   3 passes (each operand shared by two): a^2 b^2 c^2 o d e >= X^3, by AM-GM on
 //            a/2, a/2, b/2, b/2, c/2, c/2, o, d, e:  min = 9 * 2^(-2/3) X^(1/3)
-// minus every distinct tensor's 1/P held at rest (In_used, Ker, Out and their gradients), at
-// least 0. B(i), the bound of passes[0..i], is the largest of these over the prefixes (a step
+// minus every distinct tensor's 1/P held at rest (In_used, Ker, Out and the gradients of the
+// passes: dIn, dKer, dOut), at least 0. B(i), the bound of passes[0..i], is the largest of these over the prefixes (a step
 // never needs fewer words than its beginning), and pass i's share is B(i) - B(i-1): the shares
 // add up to the step's bound, and the first pass's share is its own bound.
 double words_lower_bound_in_step(const ConvShape& shape, int64_t P, const std::vector<Pass>& passes,
