@@ -37,11 +37,11 @@ $words_channel_filter << EOD
 32768 28037895
 EOD
 $words_lower_bound << EOD
-8 6680455.730307367
-64 15053860.267292846
-512 9805861.793926535
-4096 4001279.4155228925
-32768 1309588.8088097882
+8 27289477.90211787
+64 23645230.25875534
+512 11510332.276344633
+4096 4261591.388942904
+32768 1321600.9376959323
 EOD
 plot $words_planner using 1:2 with linespoints linewidth 2 title 'planner', \
      $words_data_parallel using 1:2 with linespoints linewidth 5 pointsize 1.6 title 'data parallel', \
