@@ -130,8 +130,7 @@ double held_at_rest(const std::vector<Pass>& passes, const BoundTerms& t) {
 }
 
 // The bound of a step of `passes` (distinct): least footprints less what the ranks hold.
-double step_bound(const ConvShape& shape, int64_t P, const std::vector<Pass>& passes) {
-  const BoundTerms t = bound_terms(shape);
+double step_bound(const ConvShape& shape, const BoundTerms& t, int64_t P, const std::vector<Pass>& passes) {
   const double p = static_cast<double>(P);
   const double V = static_cast<double>(t.macs) / p;
   const double least = least_footprints(passes, V * V / static_cast<double>(t.rho()), floors(shape, t, V));
@@ -143,7 +142,7 @@ double step_bound(const ConvShape& shape, int64_t P, const std::vector<Pass>& pa
 double words_lower_bound(const ConvShape& shape, int64_t P) {
   require_ranks(P);
   if (P == 1) return 0;
-  return std::max(0.0, step_bound(shape, P, {Pass::forward}));
+  return std::max(0.0, step_bound(shape, bound_terms(shape), P, {Pass::forward}));
 }
 
 double words_lower_bound_in_step(const ConvShape& shape, int64_t P, const std::vector<Pass>& passes,
@@ -151,12 +150,13 @@ double words_lower_bound_in_step(const ConvShape& shape, int64_t P, const std::v
   require_ranks(P);
   if (index >= passes.size()) throw Error("words_lower_bound_in_step: index past the passes");
   if (P == 1) return 0;
+  const BoundTerms t = bound_terms(shape);
   double before = 0, bound = 0;
   std::vector<Pass> seen;
   for (size_t i = 0; i <= index; ++i) {
     if (std::find(seen.begin(), seen.end(), passes[i]) == seen.end()) seen.push_back(passes[i]);
     before = bound;
-    bound = std::max({bound, step_bound(shape, P, seen), 0.0});
+    bound = std::max({bound, step_bound(shape, t, P, seen), 0.0});
   }
   return bound - before;
 }

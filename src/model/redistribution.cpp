@@ -99,16 +99,8 @@ Placement::Placement(const LayerLayout& layout, Side side, Box4 tensor)
       for (int64_t j = 0; j < parts_; ++j) split_.push_back(balanced_block(c.size(), parts_, j).shifted(c.begin));
     }
   }
-  for (int64_t i = 0; i < d.Ph; ++i) {
-    row_.push_back(side == Side::in    ? layout.rows_owned(i)
-                   : side == Side::out ? layout.h_block(i)
-                                       : balanced_block(tensor.extent(2), d.Ph, i));
-  }
-  for (int64_t i = 0; i < d.Pw; ++i) {
-    col_.push_back(side == Side::in    ? layout.cols_owned(i)
-                   : side == Side::out ? layout.w_block(i)
-                                       : balanced_block(tensor.extent(3), d.Pw, i));
-  }
+  for (int64_t i = 0; i < d.Ph; ++i) row_.push_back(side == Side::in ? layout.rows_owned(i) : layout.h_block(i));
+  for (int64_t i = 0; i < d.Pw; ++i) col_.push_back(side == Side::in ? layout.cols_owned(i) : layout.w_block(i));
 }
 
 Placement Placement::output_of(const LayerLayout& layout) {
@@ -121,8 +113,7 @@ Placement Placement::pooled_output_of(const LayerLayout& layout, int64_t H, int6
     throw InputError(fmt::format("pooled extents {}x{} are outside the layer's output {}x{}", H, W,
                                  s.Ho(), s.Wo()));
   }
-  if (H == s.Ho() && W == s.Wo()) return output_of(layout);
-  return Placement(layout, Side::pooled_out, Box4{{Range{0, s.N}, Range{0, s.K}, Range{0, H}, Range{0, W}}});
+  return output_of(layout).pooled(H, W);
 }
 
 Placement Placement::input_of(const LayerLayout& layout) {
@@ -147,7 +138,6 @@ Placement Placement::pooled(int64_t H, int64_t W) const {
   }
   if (H == tensor_.extent(2) && W == tensor_.extent(3)) return *this;
   Placement p = *this;
-  if (p.side_ == Side::out) p.side_ = Side::pooled_out;
   p.tensor_.r[2] = Range{0, H};
   p.tensor_.r[3] = Range{0, W};
   for (int64_t i = 0; i < dims_.Ph; ++i) p.row_[i] = balanced_block(H, dims_.Ph, i);

@@ -64,7 +64,7 @@ class Placement {
   Slice slice_at(GridCoord g) const;
 
  private:
-  enum class Side { out, pooled_out, in, joined };
+  enum class Side { out, in, joined };  // out: a grid's Out, maybe pooled
   Placement(const LayerLayout& layout, Side side, Box4 tensor);
   Placement(const GridDims& dims, Side side, Box4 tensor) : dims_(dims), side_(side), tensor_(tensor) {}
 

@@ -285,6 +285,14 @@ ActivationSource Network::concat_source(size_t index, size_t operand) const {
   return trace(operand == 0 ? producer(index) : find(layer.concat_inputs[operand - 1]));
 }
 
+std::vector<int64_t> Network::concat_channels(size_t index) const {
+  const Layer& layer = layers_.at(index);
+  if (layer.kind != LayerKind::concat) throw Error(fmt::format("layer '{}' is not a concat", layer.name));
+  std::vector<int64_t> out{layer.in.C};
+  for (const std::string& ref : layer.concat_inputs) out.push_back(layers_[*find(ref)].out.C);
+  return out;
+}
+
 std::vector<std::optional<size_t>> Network::operands(size_t index) const {
   const Layer& layer = layers_.at(index);
   std::vector<std::optional<size_t>> out{producer(index)};

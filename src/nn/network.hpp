@@ -172,6 +172,9 @@ class Network {
   // Where operand `operand` of concat layer layers()[index] comes from (0: its input, then its
   // concat_inputs in order); Error for another kind or an operand out of range.
   ActivationSource concat_source(size_t index, size_t operand) const;
+  // The channels of each operand of concat layer layers()[index] in its output, in order (its
+  // input's, then each concat input's); Error for another kind.
+  std::vector<int64_t> concat_channels(size_t index) const;
   // The layers whose output layers()[index] reads: its producer (none: the network input), its
   // residual and its concat inputs, in that order.
   std::vector<std::optional<size_t>> operands(size_t index) const;

@@ -345,9 +345,10 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
                        .into = Edge::Into::output, .pooled = shortcut.pooled, .joined = shortcut.joined});
     }
     if (layer.kind != LayerKind::concat) continue;
+    const std::vector<int64_t> channels = net.concat_channels(q);
     int64_t offset = 0;
     size_t root = 0;
-    for (size_t j = 0; j <= layer.concat_inputs.size(); ++j) {
+    for (size_t j = 0; j < channels.size(); ++j) {
       const ActivationSource s = net.concat_source(q, j);
       const std::string& operand = j == 0 ? net.layers()[*net.producer(q)].name : layer.concat_inputs[j - 1];
       if (!s.layer) {
@@ -357,11 +358,10 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
             layer.name, j == 0 && !net.producer(q) ? std::string("input") : operand));
       }
       if (j == 0) root = index_of.at(*s.layer);
-      const int64_t channels = j == 0 ? layer.in.C : net.layers()[*net.find(operand)].out.C;
       edges.push_back({.from = index_of.at(*s.layer), .to = root, .into = Edge::Into::concat,
                        .pooled = s.pooled, .joined = s.joined, .concat = layer.out, .offset = offset,
-                       .channels = channels, .concat_name = layer.name});
-      offset += channels;
+                       .channels = channels[j], .concat_name = layer.name});
+      offset += channels[j];
     }
   }
 

@@ -47,12 +47,12 @@ class ConcatLayer final : public TrainLayer {
     samples_ = mine.extent(0);
     plane_ = mine.extent(2) * mine.extent(3);
     channels_ = mine.extent(1);
+    const std::vector<int64_t> channels = s.net->concat_channels(s.index);
     int64_t offset = 0;
-    for (size_t j = 0; j <= s.operands.size(); ++j) {
+    for (size_t j = 0; j < channels.size(); ++j) {
       const bool first = j == 0;
       const ActivationSpread& from = first ? *s.input : *s.operands[j - 1].spread;
-      const int64_t C =
-          first ? layer.in.C : s.net->layers()[*s.net->find(layer.concat_inputs[j - 1])].out.C;
+      const int64_t C = channels[j];
       const auto window = std::make_shared<const Placement>(out_place->window(offset, C));
       const Range part = mine.r[1].intersect(Range{offset, offset + C});
       parts_.push_back({InputEdge(
