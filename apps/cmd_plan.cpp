@@ -72,7 +72,7 @@ Columns columns_for(const NetworkPlan& plan) {
   return c;
 }
 
-void print_header(const Columns& c = {}) {
+void print_plan_header(const Columns& c = {}) {
   fmt::print("{:<{}} {:<{}} {:<17} {:>12} {:>14} {:>12} {:>7} {:>11} {:>12} {:>11}\n", "layer", c.layer,
              "grid", c.grid, "pass", "words max", "words mean", "lower bound", "ratio*", "memory", "data-par",
              "time ms");
@@ -131,7 +131,7 @@ int run_layer_plan(const PlanCliOptions& c, const PlanOptions& o) {
   if (o.procs <= shape.N) dp = evaluate_grid(shape, GridDims{o.procs, 1, 1, 1, 1}, o);
   fmt::print("convgrid plan  {}  on {} ranks; objective {}; profile {}{}\n", shape.to_string(),
              o.procs, c.flags.objective, o.profile.name, limit_note(o));
-  print_header();
+  print_plan_header();
   print_plan("layer", plan, dp);
   print_ratio_note(o);
   fmt::print("total words (busiest rank, summed over passes): {}; data parallelism: {}; modelled time {:.3f} ms\n",
@@ -197,7 +197,7 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
              c.flags.objective, o.profile.name, limit_note(o),
              job_limit ? " for the whole training job (as convgrid train)" : "");
   const Columns columns = columns_for(plan);
-  print_header(columns);
+  print_plan_header(columns);
   nlohmann::json layers = nlohmann::json::array();
   for (const NetworkLayerPlan& l : plan.layers) {
     print_plan(l.name, l.plan, l.data_parallel, columns);

@@ -161,7 +161,7 @@ Row simulate_procs(const Network& net, NetworkPlanOptions options, int64_t procs
 
 // The table: per P a line of words and a line of modelled milliseconds, a column per strategy;
 // '*' marks a plan in which some layer fell back to every grid.
-void print_header() {
+void print_simulate_header() {
   fmt::print("{:>7}  {:<8}", "P", "figure");
   for (Strategy s : kStrategies) fmt::print(" {:>15}", to_string(s));
   fmt::print("\n");
@@ -302,7 +302,7 @@ int run_simulate(const SimulateCliOptions& c) {
 
   fmt::print("convgrid simulate  {} at batch {}, passes {}; objective {}; profile {}\n", net.name(),
              c.batch, c.flags.passes, c.flags.objective, options.layer.profile.name);
-  print_header();
+  print_simulate_header();
   std::vector<Row> rows;
   for (int64_t p : procs) {
     try {

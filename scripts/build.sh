@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Configures and builds convgrid in build/ (Release). Extra arguments are build targets.
+# Configures and builds convgrid in build/ (Release). Extra arguments are build targets, built one
+# after another (make runs the targets of one command line in order): to build many in parallel,
+# name a target that depends on them all, such as unit_tests or mpi_tests.
 # Used by demo.sh and test.sh; CONVGRID_BUILD_DIR and CONVGRID_CMAKE_ARGS override the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."

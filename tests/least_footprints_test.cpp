@@ -113,7 +113,9 @@ TEST(LeastFootprints, EqualsThePrimalMinimumAndNeverExceedsIt) {
       const double dual = least_footprints(passes, X, f), primal = primal_minimum(passes, X, f);
       EXPECT_LE(dual, primal * (1 + 1e-12)) << trial;
       EXPECT_GE(dual, primal * (1 - 1e-3)) << trial << " X=" << X << " floors " << f.in << "," << f.ker << "," << f.out;
-      if (passes.size() == 1) EXPECT_NEAR(dual, one_pass_minimum(X, f), 1e-9 * dual) << trial;
+      if (passes.size() == 1) {
+        EXPECT_NEAR(dual, one_pass_minimum(X, f), 1e-9 * dual) << trial;
+      }
     }
   }
 }

@@ -72,7 +72,7 @@ int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool 
     Into into;
     Activation pooled;
     bool joined = false;
-    Activation concat;
+    Activation concat{};
     int64_t offset = 0, channels = 0;
   };
   std::vector<E> edges;

@@ -12,36 +12,17 @@
 #include "comm/exchange.hpp"
 #include "layout/fibre_slices.hpp"
 #include "layout/pack.hpp"
+#include "algo/pass_buffers.hpp"
 
 namespace convgrid {
 namespace {
 
-// Grows `b` to at least n elements (allocates only when it is too small).
-// Grows `b` to at least n elements (allocates only when it is too small, freeing the old buffer
-// first, so that the peak of the tracked bytes is the sum of the final sizes, as modelled).
-float* ensure(Buffer& b, int64_t n) {
-  if (b.size() < n) {
-    b = Buffer();
-    b = Buffer(n);
-  }
-  return b.data();
-}
-
-std::vector<int64_t> prefix_displs(const std::vector<int64_t>& counts) {
-  std::vector<int64_t> d(counts.size(), 0);
-  for (size_t i = 1; i < counts.size(); ++i) d[i] = d[i - 1] + counts[i - 1];
-  return d;
-}
-
-int64_t total(const std::vector<int64_t>& counts) {
-  return std::accumulate(counts.begin(), counts.end(), int64_t{0});
-}
-
-std::span<const float> cspan(const float* p, int64_t n) { return {p, static_cast<size_t>(n)}; }
-std::span<float> mspan(float* p, int64_t n) { return {p, static_cast<size_t>(n)}; }
-
-// MPI's clock: wall time under Open MPI, simulated time under SMPI.
-double now() { return MPI_Wtime(); }
+using pass_buffers::ensure;
+using pass_buffers::total;
+using pass_buffers::displacements;
+using pass_buffers::cspan;
+using pass_buffers::mspan;
+using pass_buffers::now;
 
 }  // namespace
 
@@ -68,8 +49,8 @@ GridConv::GridConv(const ConvShape& shape, const ProcessGrid& grid, Backend back
   out_counts_ = f.out_size;
   ker_counts_ = f.ker_size;
   for (const Slice& k : f.ker) ker_displs_.push_back(k.flat.begin);
-  in_displs_ = prefix_displs(in_counts_);
-  out_displs_ = prefix_displs(out_counts_);
+  in_displs_ = displacements(in_counts_);
+  out_displs_ = displacements(out_counts_);
 }
 
 template <class F>

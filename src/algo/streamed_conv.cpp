@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "algo/input_gradient.hpp"
+#include "algo/pass_buffers.hpp"
 #include "comm/collectives.hpp"
 #include "convgrid/error.hpp"
 #include "comm/exchange.hpp"
@@ -21,36 +22,12 @@
 namespace convgrid {
 namespace {
 
-// Grows `b` to at least n elements (allocates only when it is too small, freeing the old buffer
-// first, so that the peak of the tracked bytes is the sum of the final sizes, as modelled).
-float* ensure(Buffer& b, int64_t n) {
-  if (b.size() < n) {
-    b = Buffer();
-    b = Buffer(n);
-  }
-  return b.data();
-}
-
-int64_t total(const std::vector<int64_t>& counts) {
-  return std::accumulate(counts.begin(), counts.end(), int64_t{0});
-}
-
-std::vector<int64_t> prefix(const std::vector<int64_t>& counts) {
-  std::vector<int64_t> d(counts.size(), 0);
-  for (size_t i = 1; i < counts.size(); ++i) d[i] = d[i - 1] + counts[i - 1];
-  return d;
-}
-
-std::span<const float> cspan(const float* p, int64_t n) { return {p, static_cast<size_t>(n)}; }
-std::span<float> mspan(float* p, int64_t n) { return {p, static_cast<size_t>(n)}; }
-
-Box4 with(Box4 b, int dim, Range r) {
-  b.r[dim] = b.r[dim].intersect(r);
-  return b;
-}
-
-// MPI's clock: wall time under Open MPI, simulated time under SMPI.
-double now() { return MPI_Wtime(); }
+using pass_buffers::ensure;
+using pass_buffers::total;
+using pass_buffers::displacements;
+using pass_buffers::cspan;
+using pass_buffers::mspan;
+using pass_buffers::now;
 
 // Adds a chunk of samples of a block (box order, in `chunk_values`) into the block kept in the
 // slice order of a fibre's reduce-scatter: slices[j] at acc + displs[j].
@@ -106,7 +83,7 @@ StreamedConv::Gather StreamedConv::make_gather(const Communicator& fibre,
                                                int64_t me, bool strided_ok) const {
   Gather g{&fibre, &slices, read, part, {}, {}, me, panel_in_place(slices, part, strided_ok)};
   for (const Slice& s : slices) g.counts.push_back(count_part(s, read, part));
-  g.displs = prefix(g.counts);
+  g.displs = displacements(g.counts);
   return g;
 }
 
@@ -141,7 +118,7 @@ void StreamedConv::halo_into(const Box4& part, const float* owned, float* needed
   need.r[0] = part.r[0];
   need.r[1] = part.r[1];
   if (needed != nullptr) copy_box(Slice::whole(need.intersect(part)), read, part, owned, need, needed);
-  const auto clip = [&](const Box4& b) { return with(with(b, 0, part.r[0]), 1, part.r[1]); };
+  const auto clip = [&](const Box4& b) { return b.clipped(0, part.r[0]).clipped(1, part.r[1]); };
   int64_t send_words = 0, recv_words = 0;
   for (const HaloPiece& p : halo_send_) send_words += count_part(Slice::whole(clip(p.box)), read, clip(p.box));
   for (const HaloPiece& p : halo_recv_) recv_words += count_part(Slice::whole(clip(p.box)), read, clip(p.box));
@@ -244,12 +221,12 @@ void StreamedConv::forward(const float* in, const float* ker, float* out, Traffi
   const bool in_slice_order = d.Pc > 1;
   float* acc = in_slice_order ? ensure(accum_, out_box_.volume()) : out;
   if (in_slice_order) std::fill(acc, acc + out_box_.volume(), 0.0f);
-  const std::vector<int64_t> displs = prefix(out_counts_);
+  const std::vector<int64_t> displs = displacements(out_counts_);
   std::vector<Gather> gin, gker;
   for (const Range& p : ps) {
-    gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), with(in_block_box_, 1, p), g.k,
+    gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), in_block_box_.clipped(1, p), g.k,
                               strided_in_ok_));
-    gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, with(ker_box_, 1, p), d.nhw_index(g),
+    gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, ker_box_.clipped(1, p), d.nhw_index(g),
                                strided_ok_));
   }
   stream(gin, in, gker, ker, /*haloed=*/true, traffic, [&](size_t i, std::vector<Request>& next) {
@@ -296,11 +273,11 @@ void StreamedConv::backward_data(const float* dout, const float* ker, float* din
                               in_needed_box_ == in_block_box_ && layout_.read().all_read();
   float* acc = input_in_place_ ? din : ensure(accum_, in_needed_box_.volume());
   if (in_slice_order) std::fill(acc, acc + in_needed_box_.volume(), 0.0f);
-  const std::vector<int64_t> displs = prefix(in_counts_);
+  const std::vector<int64_t> displs = displacements(in_counts_);
   std::vector<Gather> gdout, gker;
   for (const Range& p : ps) {
-    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 1, p), g.c, strided_ok_));
-    gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, with(ker_box_, 0, p), d.nhw_index(g),
+    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, out_box_.clipped(1, p), g.c, strided_ok_));
+    gker.push_back(make_gather(grid_.nhw_fibre(), ker_slices_, nullptr, ker_box_.clipped(0, p), d.nhw_index(g),
                                strided_ok_));
   }
   stream(gdout, dout, gker, ker, /*haloed=*/false, traffic, [&](size_t i, std::vector<Request>& next) {
@@ -349,9 +326,9 @@ void StreamedConv::backward_weights(const float* dout, const float* in, float* d
   float* acc = d.nhw_size() == 1 ? dker : ensure(accum_, ker_n);
   std::vector<Gather> gin, gdout;
   for (const Range& p : ps) {
-    gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), with(in_block_box_, 0, p), g.k,
+    gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), in_block_box_.clipped(0, p), g.k,
                               strided_in_ok_));
-    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, with(out_box_, 0, p), g.c, strided_ok_));
+    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, out_box_.clipped(0, p), g.c, strided_ok_));
   }
   stream(gin, in, gdout, dout, /*haloed=*/true, traffic, [&](size_t i, std::vector<Request>& next) {
     const float* needed = needed_input_;

@@ -32,6 +32,12 @@ struct Box4 {
                extent(3) +
            (d - r[3].begin);
   }
+  // The box with dimension `dim` cut to `range`.
+  Box4 clipped(int dim, Range range) const {
+    Box4 b = *this;
+    b.r[dim] = b.r[dim].intersect(range);
+    return b;
+  }
   bool operator==(const Box4&) const = default;
 };
 

@@ -22,7 +22,7 @@ struct Builtin {
   const char* json;
 };
 
-const Builtin kBuiltins[] = {
+const Builtin kBuiltinProfiles[] = {
     {"ib100-cpu", R"json({
   "name": "ib100-cpu",
   "description": "CPU nodes on 100 Gb/s InfiniBand (HDR100), one rank per AVX-512 core; beta is the link of one rank that has the adapter to itself",
@@ -180,12 +180,12 @@ void write_profile(const MachineProfile& p, const std::string& path) {
 
 std::vector<std::string> builtin_profile_names() {
   std::vector<std::string> names;
-  for (const Builtin& b : kBuiltins) names.emplace_back(b.name);
+  for (const Builtin& b : kBuiltinProfiles) names.emplace_back(b.name);
   return names;
 }
 
 MachineProfile load_profile(const std::string& name_or_path) {
-  for (const Builtin& b : kBuiltins) {
+  for (const Builtin& b : kBuiltinProfiles) {
     if (name_or_path == b.name) {
       return profile_from_json(nlohmann::json::parse(b.json), fmt::format("built-in {}", b.name));
     }

@@ -15,11 +15,6 @@
 namespace convgrid {
 namespace {
 
-Box4 with(Box4 b, int dim, Range r) {
-  b.r[dim] = b.r[dim].intersect(r);
-  return b;
-}
-
 // A kept buffer: its size is the largest asked of it.
 struct Kept {
   int64_t words = 0;
@@ -67,7 +62,7 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
     const auto words = [&](const std::vector<HaloPiece>& pieces) {
       int64_t n = 0;
       for (const HaloPiece& p : pieces) {
-        const Box4 b = with(with(p.box, 0, part.r[0]), 1, part.r[1]);
+        const Box4 b = p.box.clipped(0, part.r[0]).clipped(1, part.r[1]);
         n += count_part(Slice::whole(b), read, b);
       }
       return n;
@@ -101,9 +96,9 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
       const size_t slot = i % 2;
       switch (p) {
         case Pass::forward: {
-          const Box4 part = with(in_block, 1, ps[i]);
+          const Box4 part = in_block.clipped(1, ps[i]);
           const int64_t lead_in = gather(f.in, read, part, g.k, send_a[slot], recv_a[slot], panel_a, onednn && halo_free);
-          const int64_t lead_ker = gather(f.ker, nullptr, with(ker_block, 1, ps[i]), d.nhw_index(g), send_b[slot],
+          const int64_t lead_ker = gather(f.ker, nullptr, ker_block.clipped(1, ps[i]), d.nhw_index(g), send_b[slot],
                                           recv_b[slot], panel_b, onednn);
           use_engine(s, s.N, p, PlainStrides{.input = lead_in, .weights = lead_ker});
           halo(part);
@@ -112,18 +107,18 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
         }
         case Pass::backward_data: {
           const int64_t lead_dout =
-              gather(f.out, nullptr, with(out_block, 1, ps[i]), g.c, send_a[slot], recv_a[slot], panel_a, onednn);
-          const int64_t lead_ker = gather(f.ker, nullptr, with(ker_block, 0, ps[i]), d.nhw_index(g), send_b[slot],
+              gather(f.out, nullptr, out_block.clipped(1, ps[i]), g.c, send_a[slot], recv_a[slot], panel_a, onednn);
+          const int64_t lead_ker = gather(f.ker, nullptr, ker_block.clipped(0, ps[i]), d.nhw_index(g), send_b[slot],
                                           recv_b[slot], panel_b, onednn);
           use_engine(s, s.N, p, PlainStrides{.grad_output = lead_dout, .weights = lead_ker});
           if (i > 0 || in_slice_order) temp.need(chunk(whole.N) * in_n);
           break;
         }
         case Pass::backward_weights: {
-          const Box4 part = with(in_block, 0, ps[i]);
+          const Box4 part = in_block.clipped(0, ps[i]);
           const int64_t lead_in = gather(f.in, read, part, g.k, send_a[slot], recv_a[slot], panel_a, onednn && halo_free);
           const int64_t lead_dout =
-              gather(f.out, nullptr, with(out_block, 0, ps[i]), g.c, send_b[slot], recv_b[slot], panel_b, onednn);
+              gather(f.out, nullptr, out_block.clipped(0, ps[i]), g.c, send_b[slot], recv_b[slot], panel_b, onednn);
           use_engine(s, s.N, p, PlainStrides{.input = lead_in, .grad_output = lead_dout});
           halo(part);
           if (i > 0 || std::min(pieces, ps[i].size()) > 1) temp.need(ker_block.volume());

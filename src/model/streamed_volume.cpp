@@ -11,11 +11,6 @@
 namespace convgrid {
 namespace {
 
-Box4 with(Box4 b, int dim, Range r) {
-  b.r[dim] = b.r[dim].intersect(r);
-  return b;
-}
-
 // A fibre's slices and where its members sit: the world rank of each, and whether it shares
 // member `me`'s node.
 struct FibreMembers {
@@ -40,7 +35,7 @@ void halo(const LayerLayout& L, GridCoord g, int64_t ranks_per_node, const std::
           Range n, Range c, PassVolume& v) {
   const int64_t me = L.dims().rank_of(g);
   for (const HaloPiece& p : pieces) {
-    const Box4 b = with(with(p.box, 0, n), 1, c);
+    const Box4 b = p.box.clipped(0, n).clipped(1, c);
     const int64_t w = count_part(Slice::whole(b), &L.read(), b);
     v.point_to_point += w;
     v.messages += w > 0 ? 1 : 0;
@@ -94,17 +89,17 @@ PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64
   for (const Range& P : stream_panels(L, g, p, panels)) {
     switch (p) {
       case Pass::forward:
-        gather(in_fibre, read, with(in_block, 1, P));
-        gather(ker_fibre, nullptr, with(ker_box, 1, P));
+        gather(in_fibre, read, in_block.clipped(1, P));
+        gather(ker_fibre, nullptr, ker_box.clipped(1, P));
         halo(L, g, ranks_per_node, recv, all, P, v);
         break;
       case Pass::backward_data:
-        gather(out_fibre, nullptr, with(out_block, 1, P));
-        gather(ker_fibre, nullptr, with(ker_box, 0, P));
+        gather(out_fibre, nullptr, out_block.clipped(1, P));
+        gather(ker_fibre, nullptr, ker_box.clipped(0, P));
         break;
       case Pass::backward_weights:
-        gather(in_fibre, read, with(in_block, 0, P));
-        gather(out_fibre, nullptr, with(out_block, 0, P));
+        gather(in_fibre, read, in_block.clipped(0, P));
+        gather(out_fibre, nullptr, out_block.clipped(0, P));
         halo(L, g, ranks_per_node, recv, P, all, v);
         break;
     }

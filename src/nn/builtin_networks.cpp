@@ -164,19 +164,19 @@ Network resnet_fmnist() {
   return net;
 }
 
-constexpr std::pair<const char*, Network (*)()> kBuiltins[] = {
+constexpr std::pair<const char*, Network (*)()> kBuiltinNetworks[] = {
     {"resnet50", resnet50}, {"vgg16", vgg16}, {"fmnist", fmnist}, {"resnet-fmnist", resnet_fmnist}};
 
 }  // namespace
 
 std::vector<std::string> builtin_network_names() {
   std::vector<std::string> names;
-  for (const auto& [name, make] : kBuiltins) names.emplace_back(name);
+  for (const auto& [name, make] : kBuiltinNetworks) names.emplace_back(name);
   return names;
 }
 
 Network builtin_network(const std::string& name) {
-  for (const auto& [known, make] : kBuiltins) {
+  for (const auto& [known, make] : kBuiltinNetworks) {
     if (name == known) return make();
   }
   throw InputError(fmt::format("unknown network '{}' (built-in: {})", name,

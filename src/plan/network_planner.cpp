@@ -40,12 +40,12 @@ struct Edge {
   enum class Into { input, output, concat };
   size_t from = 0, to = 0;
   Into into = Into::input;
-  Activation pooled;
+  Activation pooled{};
   bool joined = false;
   // concat only: the concat's output, and the operand's channels in it
-  Activation concat;
+  Activation concat{};
   int64_t offset = 0, channels = 0;
-  std::string concat_name;
+  std::string concat_name{};
   size_t at() const { return std::max(from, to); }
 };
 
