@@ -18,6 +18,7 @@
 #include "kernel_flags.hpp"
 #include "network_flags.hpp"
 #include "plan_flags.hpp"
+#include "sim/compute.hpp"
 #include "train/stop_signals.hpp"
 #include "train/training_job.hpp"
 #include "train_progress.hpp"
@@ -42,6 +43,8 @@ struct TrainCliOptions {
   std::string raise_at;  // "R:S:SIGNAL", testing only
   std::string stall_timeout = "auto";
   std::string data = "fashion-mnist";
+  std::string compute = "run";
+  std::string objective = "volume", profile = "ib100-cpu";
 };
 
 GridFamily parse_family(const std::string& s) {
@@ -101,7 +104,7 @@ TrainJobOptions job_options(const TrainCliOptions& o, int64_t procs) {
   if (!o.raise_at.empty()) parse_raise_at(o.raise_at, job.train);
   job.stall = parse_stall_timeout(o.stall_timeout);
   job.plan.planner.layer =
-      plan_options(PlanFlags{"train", "volume", "ib100-cpu", o.mem_per_rank}, procs);
+      plan_options(PlanFlags{"train", o.objective, o.profile, o.mem_per_rank}, procs);
   job.plan.planner.family = parse_family(o.family);
   if (o.progress != "auto" && o.progress != "bar" && o.progress != "lines" &&
       o.progress != "none") {
@@ -111,6 +114,10 @@ TrainJobOptions job_options(const TrainCliOptions& o, int64_t procs) {
 }
 
 int run_train(const TrainCliOptions& o) {
+  apply_compute_flag(o.compute);
+  if (o.job.plan.reproducible && sim::kernels_skipped()) {
+    throw InputError(fmt::format("--reproducible compares bits: it needs --compute run, not {}", o.compute));
+  }
   const Communicator world = Communicator::world();
   const bool root = world.rank() == 0;
   const TrainJobOptions job = job_options(o, world.size());
@@ -122,7 +129,14 @@ int run_train(const TrainCliOptions& o) {
   TrainProgress progress(root && o.progress != "none", bar, job.train.epochs, o.progress_every);
   TrainJobObserver observer;
   observer.started = [&](const TrainJobReport& r) {
-    if (root) print_job_start(r, job.plan.reproducible);
+    if (!root) return;
+    print_job_start(r, job.plan.reproducible);
+    if (sim::kernels_skipped()) {
+      fmt::print("compute {}: the kernels are skipped ({}), so the losses are not computed; the "
+                 "words are, and each step is timed on the simulated cluster\n",
+                 o.compute,
+                 o.compute == "model" ? "their modelled flops injected" : "no compute time");
+    }
   };
   observer.trainer.note = [&](const std::string& s) {
     if (root) fmt::print("{}\n", s);
@@ -210,6 +224,13 @@ void add_train_command(CLI::App& app, Registry& registry) {
   sub->add_option("--family", o->family,
                   "grids: any (planner), data_parallel, batch_spatial, channel_filter")
       ->capture_default_str();
+  sub->add_option("--objective", o->objective,
+                  "what the planner minimises: volume (words) or time (modelled, on --profile)")
+      ->check(CLI::IsMember({"volume", "time"}))
+      ->capture_default_str();
+  sub->add_option("--profile", o->profile,
+                  "machine profile the planner models: a built-in name or a JSON file")
+      ->capture_default_str();
   sub->add_option("--grid", j.plan.grid,
                   "Pn,Pk,Pc,Ph,Pw for every layer it fits (the planner's grid elsewhere)");
   sub->add_option("--progress", o->progress,
@@ -234,6 +255,7 @@ void add_train_command(CLI::App& app, Registry& registry) {
   sub->add_option("--test-samples", j.data.test_samples,
                   "use only the first N test samples (0: all)");
   add_threads_flag(sub, j.threads);
+  add_compute_flag(sub, o->compute);
   sub->add_option("--progress-every", o->progress_every,
                   "steps between progress lines (not a terminal)")
       ->capture_default_str();

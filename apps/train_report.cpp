@@ -144,7 +144,8 @@ void write_job_json(const std::string& path, const TrainJobReport& r, nlohmann::
   }
   if (log_steps) {
     j["steps"] = nlohmann::json::array();
-    for (const StepRecord& s : r.steps) j["steps"].push_back({{"step", s.step}, {"loss", s.loss}});
+    for (const StepRecord& s : r.steps)
+      j["steps"].push_back({{"step", s.step}, {"loss", s.loss}, {"seconds", s.seconds}});
   }
   std::ofstream out(path);
   out << j.dump(2) << "\n";

@@ -26,25 +26,49 @@ cmake -S . -B "$dir" -DCONVGRID_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$dir" -j "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)"
 
-runs="$dir/runs"  # per harness: the corpus it grows, its log and what it found
+runs="$dir/runs"  # per harness: the corpus it grows, its log, what it found and its one-line result
 rm -rf "$runs"
-found=0
-for harness in "$dir"/fuzz/fuzz_*; do
-  h=${harness##*/fuzz_}
+# fuzz_one HARNESS: runs one harness; its result goes to $runs/<name>/result (a FINDING line when
+# it found something).
+fuzz_one() {
+  local harness=$1 h=${1##*/fuzz_}
+  local log="$runs/$h/log"
   mkdir -p "$runs/$h/corpus" "$runs/$h/findings"
   cp fuzz/corpus/"$h"/* "$runs/$h/corpus/"
-  log="$runs/$h/log"
   if "$harness" -max_total_time="$seconds" ${most_runs:+-runs="$most_runs"} -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
     -print_final_stats=1 -artifact_prefix="$runs/$h/findings/" "$runs/$h/corpus" >"$log" 2>&1; then
     echo "fuzz: $h: no finding in $(sed -n 's/^stat::number_of_executed_units: *//p' "$log") runs," \
-      "$(sed -n 's/^stat::.*total_time.*: *//p;s/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | head -n 1) s"
-  else
-    found=1
-    finding=$(find "$runs/$h/findings" -type f | head -n 1)
+      "$(sed -n 's/^stat::.*total_time.*: *//p;s/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | head -n 1) s" \
+      > "$runs/$h/result"
+    return 0
+  fi
+  local finding
+  finding=$(find "$runs/$h/findings" -type f | head -n 1)
+  {
     echo "fuzz: $h: FINDING, reproduce with $harness ${finding:-(no file: see the log)}"
     grep -a -m 5 -E "ERROR|runtime error|terminate called|what\(\)|fuzz finding" "$log" |
       cut -c 1-300 | sed 's/^/  /' || true
     echo "  (whole log: $log)"
+  } > "$runs/$h/result"
+  return 1
+}
+# The harnesses run side by side, one per core (each is one process), and report in order.
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
+harnesses=("$dir"/fuzz/fuzz_*)
+for harness in "${harnesses[@]}"; do
+  while [[ $(jobs -rp | wc -l) -ge $cores ]]; do wait -n || true; done
+  fuzz_one "$harness" &
+done
+wait
+found=0
+for harness in "${harnesses[@]}"; do
+  result="$runs/${harness##*/fuzz_}/result"
+  if [[ ! -f $result ]]; then
+    echo "fuzz: ${harness##*/fuzz_}: no result (the harness did not run to the end)"
+    found=1
+    continue
   fi
+  cat "$result"
+  if grep -q "FINDING" "$result"; then found=1; fi
 done
 exit "$found"

@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
+#include <mpi.h>
+
 #include <csignal>
 
 #include "convgrid/error.hpp"
@@ -14,9 +15,9 @@
 namespace convgrid {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
+// MPI's clock: wall time under Open MPI, simulated time under SMPI (so that a simulated job's
+// epochs and steps are timed on the simulated cluster).
+double now() { return MPI_Wtime(); }
 
 }  // namespace
 
@@ -112,7 +113,7 @@ std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
   while (state_.epoch < options_.epochs) {
     const int64_t epoch = state_.epoch;
     train_.start_epoch(epoch, samples);
-    const auto start = std::chrono::steady_clock::now();
+    const double start = now();
     int64_t trained = 0;  // samples trained in this run (a resumed epoch counts from its start)
     EpochRecord rec;
     for (int64_t b = state_.batch_in_epoch; b < train_.batches(); ++b) {
@@ -121,20 +122,21 @@ std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
            fmt::format("step {}, batch {} of epoch {}", state_.step + 1, b + 1, epoch + 1));
       if (world_.rank() == options_.raise_rank && state_.step + 1 == options_.raise_step)
         std::raise(options_.raise_signal);
-      const auto step_start = std::chrono::steady_clock::now();
+      const double step_start = now();
       train_.fill(b, net_.input_tensor(), net_.input_slice(), net_.input(), labels_, weights_);
       const XentResult r = net_.step(labels_, weights_, true);
       sgd_.set_lr(static_cast<float>(schedule_.lr(state_.step)));
       sgd_.step(net_.params());
-      if (watchdog_ != nullptr) watchdog_->step_took(seconds_since(step_start));
+      const double step_seconds = now() - step_start;
+      if (watchdog_ != nullptr) watchdog_->step_took(step_seconds);
       ++state_.step;
       state_.batch_in_epoch = b + 1;
       state_.epoch_loss_sum += r.loss * r.weight;
       state_.epoch_correct += r.correct;
       state_.epoch_samples += static_cast<int64_t>(r.weight);
       trained += static_cast<int64_t>(r.weight);
-      steps_.push_back({state_.step, r.loss});
-      const double elapsed = seconds_since(start);
+      steps_.push_back({state_.step, r.loss, step_seconds});
+      const double elapsed = now() - start;
       if (observer.step) observer.step(epoch + 1, b + 1, train_.batches(), r.loss, trained / std::max(elapsed, 1e-9));
       const bool last = b + 1 == train_.batches();
       if (last) {
@@ -148,7 +150,7 @@ std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
         state_.epoch_samples = 0;
       }
       if (last || (options_.checkpoint_every > 0 && state_.step % options_.checkpoint_every == 0)) {
-        if (last) rec.seconds = seconds_since(start);
+        if (last) rec.seconds = now() - start;
         checkpoint();
       }
     }

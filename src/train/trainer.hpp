@@ -51,6 +51,9 @@ struct EpochRecord {
 struct StepRecord {
   int64_t step = 0;  // 1-based, over the whole run
   double loss = 0;
+  // From filling the batch to the end of the update, on MPI's clock (simulated time under SMPI):
+  // this rank's as the loop records it; the slowest rank's in a job's report (training_job.hpp).
+  double seconds = 0;
 };
 
 // What the loop reports as it goes (called on every rank; the caller prints on rank 0).

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "comm/collective_check.hpp"
 #include "convgrid/error.hpp"
 #include "convgrid/memory.hpp"
 #include "io/idx.hpp"
@@ -63,6 +64,49 @@ void check_images(const Network& net, const FashionMnist& data) {
                                  images.dims.size() > 1 ? images.dims[1] : 0,
                                  images.dims.size() > 2 ? images.dims[2] : 0));
   }
+}
+
+// The job's plan, made on rank 0 alone: every other rank receives each layer's grid, panels and
+// algorithm, and holds those choices without the figures (the report of them is rank 0's).
+// Planning is deterministic, so every rank could plan; but under SMPI the simulated ranks share
+// one core, and ResNet-50's training plan, 1.6 s at 1024 ranks, would take 1024 times as long.
+// An InputError on rank 0 ends every rank with its message.
+TrainingJobPlan plan_on_root(const Communicator& world, const Network& net, const JobPlanOptions& o) {
+  TrainingJobPlan job;
+  std::string error;
+  if (world.rank() == 0) {
+    try {
+      job = plan_training_job(net, o);
+    } catch (const std::exception& e) {  // an InputError above all; any other ends the job too
+      error = e.what();
+    }
+  }
+  collective_check(world, error.empty(), error);
+  if (world.size() == 1) return job;
+  const std::vector<ComputeLayer> compute = net.compute_layers();
+  constexpr size_t kFields = 7;  // Pn, Pk, Pc, Ph, Pw, panels, algorithm
+  std::vector<int64_t> flat(compute.size() * kFields);
+  if (world.rank() == 0) {
+    for (size_t i = 0; i < compute.size(); ++i) {
+      const LayerPlan& p = job.plans[i];
+      const int64_t v[kFields] = {p.grid.Pn,  p.grid.Pk, p.grid.Pc, p.grid.Ph,
+                                  p.grid.Pw, p.panels,  static_cast<int64_t>(p.algorithm)};
+      std::copy(v, v + kFields, flat.begin() + static_cast<std::ptrdiff_t>(kFields * i));
+    }
+  }
+  MPI_Bcast(flat.data(), static_cast<int>(flat.size()), MPI_INT64_T, 0, world.raw());
+  if (world.rank() != 0) {
+    job.plans.assign(compute.size(), LayerPlan{});
+    for (size_t i = 0; i < compute.size(); ++i) {
+      const int64_t* v = flat.data() + kFields * i;
+      LayerPlan& p = job.plans[i];
+      p.shape = conv_shape(net.layers()[compute[i].layer], o.planner.batch);
+      p.grid = GridDims{v[0], v[1], v[2], v[3], v[4]};
+      p.panels = v[5];
+      p.algorithm = static_cast<ConvAlgorithm>(v[6]);
+    }
+  }
+  return job;
 }
 
 }  // namespace
@@ -151,7 +195,7 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   report.network = net.name();
   report.procs = world.size();
   report.batch = o.batch;
-  report.plan = plan_training_job(net, o.plan);
+  report.plan = plan_on_root(world, net, o.plan);
   const auto count = [&](int64_t asked, int64_t synthetic, auto&& all) {
     return asked > 0 ? asked : o.data.synthetic ? synthetic : all();
   };
@@ -197,6 +241,14 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   };
   report.epochs = trainer.run(inner);
   report.steps = trainer.steps();
+  // Each step's time is the slowest rank's (one all-reduce for them all, after the run).
+  std::vector<double> step_seconds;
+  for (const StepRecord& r : report.steps) step_seconds.push_back(r.seconds);
+  if (!step_seconds.empty()) {  // the same count on every rank (SimGrid fails on a zero count)
+    MPI_Allreduce(MPI_IN_PLACE, step_seconds.data(), static_cast<int>(step_seconds.size()),
+                  MPI_DOUBLE, MPI_MAX, world.raw());
+  }
+  for (size_t i = 0; i < step_seconds.size(); ++i) report.steps[i].seconds = step_seconds[i];
   report.last_checkpoint = trainer.last_checkpoint();
 
   const bool stepped = all_ranks(world, !last.empty());

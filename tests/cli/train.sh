@@ -10,7 +10,9 @@
 #    (every rank), the streamed layers give the same losses, and a limit nothing fits is refused
 #    with the least, which runs;
 #  - with --reproducible the first 50 losses at 2, 3 and 4 ranks are the one-rank run's exactly;
-#  - bad input: missing data, a file that is not IDX, a bad grid, --resume without a directory.
+#  - --log-steps records each step's loss and seconds;
+#  - bad input: missing data, a file that is not IDX, a bad grid, --resume without a directory,
+#    --compute model outside the SMPI build.
 source "$(dirname "$0")/lib.bash"
 cli_init "$@"
 
@@ -34,6 +36,9 @@ PY
 
 run_one "${common[@]}" --log-steps --json one.json > one.txt || fail "one-rank training failed: $(cat one.txt)"
 grep -q "^epoch 1: train loss" one.txt || fail "no epoch summary: $(cat one.txt)"
+"$PYTHON" -c 'import json, sys
+steps = json.load(open(sys.argv[1]))["steps"]
+assert len(steps) == 20 and all(s["seconds"] > 0 for s in steps), steps' one.json || fail "one.json: steps without their seconds"
 for np in 2 3 4; do
   run_mpi "$np" "${common[@]}" --log-steps --json "np$np.json" > "np$np.txt" || fail "np $np failed"
   losses_match one.json "np$np.json" 20
@@ -181,6 +186,7 @@ expect_fail_with "not an IDX file" train --data-dir fake
 expect_fail_with "--grid 2,1,1,1,1 has 2 ranks but the job has 1" train --grid 2,1,1,1,1
 expect_fail_with "--resume needs --checkpoint-dir" train --resume
 expect_fail_with "--epochs 0" train --epochs 0
+expect_fail_with "--compute model" train --compute model
 expect_fail_with "network 'vgg16' takes 3x224x224 inputs" train --network vgg16
 # Bad networks: one line naming the layer. A reference to a later layer (what a cycle would need),
 # a residual add of another shape, an unknown layer type, pooling straight on the input.

@@ -3,13 +3,7 @@
 # --compute model (kernels skipped, their modelled flops injected) and with --compute run (real
 # kernels), every rank's words equal the model, and simulated time is reported beside the model.
 # Usage: bash step.sh <path-to-convgrid of the SMPI build>
-set -euo pipefail
-convgrid=$(realpath "$1")
-root=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib.bash"
 
 for compute in model run; do
   for plan in planner data hybrid; do
