@@ -49,6 +49,7 @@
 #include "network_flags.hpp"
 #include "nn/load_network.hpp"
 #include "plan/network_planner.hpp"
+#include "plan/plan_broadcast.hpp"
 #include "plan_flags.hpp"
 #include "sim/compute.hpp"
 #include "train/box_exchange.hpp"
@@ -69,31 +70,6 @@ struct StepOptions {
 };
 
 constexpr std::array<Pass, 3> kPasses{Pass::forward, Pass::backward_data, Pass::backward_weights};
-
-// What each layer runs on: rank 0's plan, broadcast as grid and panels per layer.
-struct LayerChoice {
-  GridDims grid;
-  int64_t panels = 0;
-};
-
-std::vector<LayerChoice> broadcast_choices(const Communicator& world, const std::optional<NetworkPlan>& plan,
-                                           size_t layers) {
-  std::vector<int64_t> flat(layers * 6, 0);
-  if (plan) {
-    for (size_t i = 0; i < layers; ++i) {
-      const GridDims& g = plan->layers[i].plan.grid;
-      const int64_t values[6] = {g.Pn, g.Pk, g.Pc, g.Ph, g.Pw, plan->layers[i].plan.panels};
-      std::copy(values, values + 6, flat.begin() + static_cast<std::ptrdiff_t>(6 * i));
-    }
-  }
-  MPI_Bcast(flat.data(), static_cast<int>(flat.size()), MPI_INT64_T, 0, world.raw());
-  std::vector<LayerChoice> choices(layers);
-  for (size_t i = 0; i < layers; ++i) {
-    const int64_t* v = flat.data() + 6 * i;
-    choices[i] = {GridDims{v[0], v[1], v[2], v[3], v[4]}, v[5]};
-  }
-  return choices;
-}
 
 // One phase's figures on this rank: words received as counted and as modelled, seconds.
 struct Phase {
@@ -132,7 +108,7 @@ struct Edge {
 
 std::vector<std::unique_ptr<Edge>> edges_into(const Communicator& world, const NetworkLayerPlan& layer,
                                               const std::vector<ConvShape>& shapes,
-                                              const std::vector<LayerChoice>& choices, size_t i) {
+                                              const std::vector<LayerPlan>& choices, size_t i) {
   std::vector<std::unique_ptr<Edge>> edges;
   const LayerLayout to_layout(shapes[i], choices[i].grid);
   for (const EdgeFigures& e : layer.edges_in) {
@@ -165,7 +141,7 @@ std::vector<Phase> run_edges(const Communicator& world, std::vector<std::unique_
 }
 
 LayerResult run_layer(const Communicator& world, const NetworkLayerPlan& layer, const std::vector<ConvShape>& shapes,
-                      const std::vector<LayerChoice>& choices, size_t i, Backend backend) {
+                      const std::vector<LayerPlan>& choices, size_t i, Backend backend) {
   LayerResult result;
   std::vector<std::unique_ptr<Edge>> edges = edges_into(world, layer, shapes, choices, i);
   result.edges = run_edges(world, edges, /*backward=*/false);
@@ -226,7 +202,10 @@ int run_step(const StepOptions& o) {
     }
   }
   collective_check(world, error.empty(), error);
-  const std::vector<LayerChoice> choices = broadcast_choices(world, plan, compute.size());
+  // What each layer runs on: rank 0's plan; the other ranks hold its grids and panels.
+  std::vector<LayerPlan> choices;
+  if (plan) choices = plan->layer_plans();
+  broadcast_plan_choices(world, shapes, choices);
   // Every rank needs the edges (which layers feed which, pooled how): the same on every rank, and
   // cheap to plan with every layer's grid fixed (a family of one grid per layer).
   std::vector<NetworkLayerPlan> layers(compute.size());

@@ -15,16 +15,8 @@
 #include "algo/pass_buffers.hpp"
 
 namespace convgrid {
-namespace {
 
-using pass_buffers::ensure;
-using pass_buffers::total;
-using pass_buffers::displacements;
-using pass_buffers::cspan;
-using pass_buffers::mspan;
-using pass_buffers::now;
-
-}  // namespace
+using namespace pass_buffers;  // ensure, total, displacements, cspan, mspan, now
 
 GridConv::GridConv(const ConvShape& shape, const ProcessGrid& grid, Backend backend)
     : grid_(grid),

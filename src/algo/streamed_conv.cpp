@@ -22,12 +22,7 @@
 namespace convgrid {
 namespace {
 
-using pass_buffers::ensure;
-using pass_buffers::total;
-using pass_buffers::displacements;
-using pass_buffers::cspan;
-using pass_buffers::mspan;
-using pass_buffers::now;
+using namespace pass_buffers;  // ensure, total, displacements, cspan, mspan, now
 
 // Adds a chunk of samples of a block (box order, in `chunk_values`) into the block kept in the
 // slice order of a fibre's reduce-scatter: slices[j] at acc + displs[j].

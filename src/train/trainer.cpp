@@ -12,14 +12,8 @@
 #include "convgrid/error.hpp"
 #include "train/stop_signals.hpp"
 
+// Epochs and steps are timed on MPI's clock: wall time under Open MPI, simulated time under SMPI.
 namespace convgrid {
-namespace {
-
-// MPI's clock: wall time under Open MPI, simulated time under SMPI (so that a simulated job's
-// epochs and steps are timed on the simulated cluster).
-double now() { return MPI_Wtime(); }
-
-}  // namespace
 
 Trainer::Trainer(const Communicator& world, DistNet& net, BatchSource& train, BatchSource& test,
                  TrainState initial, TrainOptions options, StallWatchdog* watchdog)
@@ -113,7 +107,7 @@ std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
   while (state_.epoch < options_.epochs) {
     const int64_t epoch = state_.epoch;
     train_.start_epoch(epoch, samples);
-    const double start = now();
+    const double start = MPI_Wtime();
     int64_t trained = 0;  // samples trained in this run (a resumed epoch counts from its start)
     EpochRecord rec;
     for (int64_t b = state_.batch_in_epoch; b < train_.batches(); ++b) {
@@ -122,12 +116,12 @@ std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
            fmt::format("step {}, batch {} of epoch {}", state_.step + 1, b + 1, epoch + 1));
       if (world_.rank() == options_.raise_rank && state_.step + 1 == options_.raise_step)
         std::raise(options_.raise_signal);
-      const double step_start = now();
+      const double step_start = MPI_Wtime();
       train_.fill(b, net_.input_tensor(), net_.input_slice(), net_.input(), labels_, weights_);
       const XentResult r = net_.step(labels_, weights_, true);
       sgd_.set_lr(static_cast<float>(schedule_.lr(state_.step)));
       sgd_.step(net_.params());
-      const double step_seconds = now() - step_start;
+      const double step_seconds = MPI_Wtime() - step_start;
       if (watchdog_ != nullptr) watchdog_->step_took(step_seconds);
       ++state_.step;
       state_.batch_in_epoch = b + 1;
@@ -136,7 +130,7 @@ std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
       state_.epoch_samples += static_cast<int64_t>(r.weight);
       trained += static_cast<int64_t>(r.weight);
       steps_.push_back({state_.step, r.loss, step_seconds});
-      const double elapsed = now() - start;
+      const double elapsed = MPI_Wtime() - start;
       if (observer.step) observer.step(epoch + 1, b + 1, train_.batches(), r.loss, trained / std::max(elapsed, 1e-9));
       const bool last = b + 1 == train_.batches();
       if (last) {
@@ -150,7 +144,7 @@ std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
         state_.epoch_samples = 0;
       }
       if (last || (options_.checkpoint_every > 0 && state_.step % options_.checkpoint_every == 0)) {
-        if (last) rec.seconds = now() - start;
+        if (last) rec.seconds = MPI_Wtime() - start;
         checkpoint();
       }
     }

@@ -17,6 +17,7 @@
 #include "train/batches.hpp"
 #include "train/onnx_initial_weights.hpp"
 #include "train/synthetic_batches.hpp"
+#include "plan/plan_broadcast.hpp"
 #include "train/training_plan.hpp"
 
 namespace convgrid {
@@ -66,11 +67,8 @@ void check_images(const Network& net, const FashionMnist& data) {
   }
 }
 
-// The job's plan, made on rank 0 alone: every other rank receives each layer's grid, panels and
-// algorithm, and holds those choices without the figures (the report of them is rank 0's).
-// Planning is deterministic, so every rank could plan; but under SMPI the simulated ranks share
-// one core, and ResNet-50's training plan, 1.6 s at 1024 ranks, would take 1024 times as long.
-// An InputError on rank 0 ends every rank with its message.
+// The job's plan, made on rank 0 alone (plan/plan_broadcast.hpp): the other ranks hold its
+// choices. An error in planning on rank 0 ends every rank with its message.
 TrainingJobPlan plan_on_root(const Communicator& world, const Network& net, const JobPlanOptions& o) {
   TrainingJobPlan job;
   std::string error;
@@ -82,30 +80,11 @@ TrainingJobPlan plan_on_root(const Communicator& world, const Network& net, cons
     }
   }
   collective_check(world, error.empty(), error);
-  if (world.size() == 1) return job;
-  const std::vector<ComputeLayer> compute = net.compute_layers();
-  constexpr size_t kFields = 7;  // Pn, Pk, Pc, Ph, Pw, panels, algorithm
-  std::vector<int64_t> flat(compute.size() * kFields);
-  if (world.rank() == 0) {
-    for (size_t i = 0; i < compute.size(); ++i) {
-      const LayerPlan& p = job.plans[i];
-      const int64_t v[kFields] = {p.grid.Pn,  p.grid.Pk, p.grid.Pc, p.grid.Ph,
-                                  p.grid.Pw, p.panels,  static_cast<int64_t>(p.algorithm)};
-      std::copy(v, v + kFields, flat.begin() + static_cast<std::ptrdiff_t>(kFields * i));
-    }
+  std::vector<ConvShape> shapes;
+  for (const ComputeLayer& c : net.compute_layers()) {
+    shapes.push_back(conv_shape(net.layers()[c.layer], o.planner.batch));
   }
-  MPI_Bcast(flat.data(), static_cast<int>(flat.size()), MPI_INT64_T, 0, world.raw());
-  if (world.rank() != 0) {
-    job.plans.assign(compute.size(), LayerPlan{});
-    for (size_t i = 0; i < compute.size(); ++i) {
-      const int64_t* v = flat.data() + kFields * i;
-      LayerPlan& p = job.plans[i];
-      p.shape = conv_shape(net.layers()[compute[i].layer], o.planner.batch);
-      p.grid = GridDims{v[0], v[1], v[2], v[3], v[4]};
-      p.panels = v[5];
-      p.algorithm = static_cast<ConvAlgorithm>(v[6]);
-    }
-  }
+  broadcast_plan_choices(world, shapes, job.plans);
   return job;
 }
 
