@@ -1,4 +1,5 @@
 // Point-to-point exchange: all receives posted before any send, then one wait for all.
+// Under SMPI the sends are synchronous (sim::kSendsSynchronous, sim/simulation.hpp).
 #include "comm/exchange.hpp"
 
 #include <vector>
@@ -8,6 +9,7 @@
 #include "comm/mpi_counts.hpp"
 #include "comm/mpi_error.hpp"
 #include "convgrid/error.hpp"
+#include "sim/simulation.hpp"
 
 namespace convgrid {
 namespace {
@@ -54,7 +56,11 @@ void exchange_uncounted(const Communicator& comm, std::span<const SendMessage> s
   std::vector<MPI_Request> requests;
   requests.reserve(sends.size() + recvs.size());
   post_all(comm, recvs, recv_counts, MPI_Irecv, "MPI_Irecv", tag, requests);
-  post_all(comm, sends, send_counts, MPI_Isend, "MPI_Isend", tag, requests);
+  if constexpr (sim::kSendsSynchronous) {
+    post_all(comm, sends, send_counts, MPI_Issend, "MPI_Issend", tag, requests);
+  } else {
+    post_all(comm, sends, send_counts, MPI_Isend, "MPI_Isend", tag, requests);
+  }
   check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
             "MPI_Waitall");
 }
