@@ -39,8 +39,8 @@ class MemoryTracker {
 
  private:
   friend class Buffer;
-  template <class T>
-  friend struct TrackedAllocator;
+  friend void* tracked_allocate(size_t n, size_t size);
+  friend void tracked_free(void* p, size_t bytes) noexcept;
   // Counts `bytes`, or throws Error counting nothing when they would take the rank over its
   // limit or over the machine's physical memory.
   static void on_alloc(int64_t bytes);
@@ -95,6 +95,12 @@ class MemoryScope {
   const MemoryScope* outer_ = nullptr;
 };
 
+// The storage of TrackedAllocator: `n` elements of `size` bytes, counted by MemoryTracker (which
+// may refuse them before anything is allocated), 64-byte aligned, and folded like a Buffer's under
+// --compute model; tracked_free releases it.
+void* tracked_allocate(size_t n, size_t size);
+void tracked_free(void* p, size_t bytes) noexcept;
+
 // A standard allocator whose bytes MemoryTracker counts: for the network's state that is not
 // float tensors or not in Buffers (SGD momentum, pooling's argmax indices).
 template <class T>
@@ -103,20 +109,8 @@ struct TrackedAllocator {
   TrackedAllocator() = default;
   template <class U>
   TrackedAllocator(const TrackedAllocator<U>&) noexcept {}
-  T* allocate(size_t n) {
-    const auto bytes = static_cast<int64_t>(n * sizeof(T));
-    MemoryTracker::on_alloc(bytes);  // may refuse them: before anything is allocated
-    try {
-      return std::allocator<T>{}.allocate(n);
-    } catch (...) {
-      MemoryTracker::on_free(bytes);
-      throw;
-    }
-  }
-  void deallocate(T* p, size_t n) noexcept {
-    MemoryTracker::on_free(static_cast<int64_t>(n * sizeof(T)));
-    std::allocator<T>{}.deallocate(p, n);
-  }
+  T* allocate(size_t n) { return static_cast<T*>(tracked_allocate(n, sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { tracked_free(p, n * sizeof(T)); }
   template <class U>
   bool operator==(const TrackedAllocator<U>&) const noexcept {
     return true;

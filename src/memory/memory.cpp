@@ -2,6 +2,8 @@
 #include "convgrid/memory.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <new>
 #include <unistd.h>
 #include <utility>
 
@@ -91,6 +93,24 @@ std::string MemoryScope::open_names() {
     for (size_t i = 0; i < (*s)->count_; ++i) names += (*s)->parts_[i];
   }
   return names;
+}
+
+void* tracked_allocate(size_t n, size_t size) {
+  if (size != 0 && n > std::numeric_limits<size_t>::max() / size) throw std::bad_array_new_length();
+  const auto bytes = static_cast<int64_t>(n * size);
+  MemoryTracker::on_alloc(bytes);  // may refuse them: before anything is allocated
+  void* p = sim::allocate_buffer_bytes(std::max<size_t>(n * size, 1));
+  if (p == nullptr) {
+    MemoryTracker::on_free(bytes);
+    throw std::bad_alloc();
+  }
+  return p;
+}
+
+void tracked_free(void* p, size_t bytes) noexcept {
+  if (p == nullptr) return;
+  MemoryTracker::on_free(static_cast<int64_t>(bytes));
+  sim::free_buffer_bytes(p, std::max<size_t>(bytes, 1));
 }
 
 Buffer::Buffer(int64_t elems) {

@@ -12,6 +12,7 @@
 
 #include "convgrid/error.hpp"
 #include "kernel/vector_loops.hpp"
+#include "sim/compute.hpp"
 
 namespace convgrid {
 namespace {
@@ -127,6 +128,7 @@ void bn_partial_sums(const Slice& slice, const float* x, Range channels,
   check_samples(slice, sample_weight);
   check_size("sum", sum.size(), channels);
   check_size("sumsq", sumsq.size(), channels);
+  if (sim::kernels_skipped()) return;  // model mode: no local compute (sim/compute.hpp)
   for_each_real_run(slice, channels, sample_weight, [&](int64_t c, int64_t off, int64_t len) {
     const auto [s, sq] = sum_and_moment(x + off, x + off, 0.0, len);
     sum[c] += s;
@@ -187,6 +189,7 @@ void bn_normalize(const Slice& slice, const float* x, Range channels, const BnSt
   check_stats(stats, channels);
   check_size("gamma", gamma.size(), channels);
   check_size("beta", beta.size(), channels);
+  if (sim::kernels_skipped()) return;
   for_each_plane_run(slice, [&](int64_t, int64_t ch, int64_t off, int64_t len) {
     const int64_t c = ch - channels.begin;
     const float mean = static_cast<float>(stats.mean[c]);
@@ -203,6 +206,7 @@ void bn_grad_sums(const Slice& slice, const float* x, const float* dy, Range cha
   check_stats(stats, channels);
   check_size("sum_dy", sum_dy.size(), channels);
   check_size("sum_dy_xhat", sum_dy_xhat.size(), channels);
+  if (sim::kernels_skipped()) return;
   for_each_real_run(slice, channels, sample_weight, [&](int64_t c, int64_t off, int64_t len) {
     // dy * (x - mean) summed, scaled by inv_std once per run.
     const auto [s, centred] = sum_and_moment(dy + off, x + off, stats.mean[c], len);
@@ -225,6 +229,7 @@ void bn_input_grad(const Slice& slice, const float* x, const float* dy, Range ch
     throw InputError(
         fmt::format("batch norm: input gradient needs batch statistics, count={}", stats.count));
   }
+  if (sim::kernels_skipped()) return;
   const double count = static_cast<double>(stats.count);
   // dx = k (dy - a) - b (x - mean), with k = gamma inv_std, a = sum_dy / count and
   // b = k inv_std sum_dy_xhat / count.

@@ -1,6 +1,8 @@
 // The SGD update on each rank's parameter shards (see sgd.hpp).
 #include "train/sgd.hpp"
 
+#include "sim/compute.hpp"
+
 namespace convgrid {
 
 Sgd::Sgd(const std::vector<ParamShard>& params, SgdOptions options) : options_(options) {
@@ -11,6 +13,7 @@ Sgd::Sgd(const std::vector<ParamShard>& params, SgdOptions options) : options_(o
 }
 
 void Sgd::step(std::vector<ParamShard>& params) {
+  if (sim::kernels_skipped()) return;  // model mode: no local compute (sim/compute.hpp)
   const float lr = options_.lr, mu = options_.momentum, wd = options_.weight_decay;
   for (size_t i = 0; i < params.size(); ++i) {
     float* w = params[i].value.data();

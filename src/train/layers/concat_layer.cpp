@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "convgrid/error.hpp"
+#include "sim/compute.hpp"
 #include "train/input_edge.hpp"
 #include "train/train_layer.hpp"
 
@@ -97,6 +98,7 @@ class ConcatLayer final : public TrainLayer {
   void forward(StepContext&) override {
     for (Part& p : parts_) {
       p.edge.forward(edge_traffic_);
+      if (sim::kernels_skipped()) continue;  // model mode: the moves alone (sim/compute.hpp)
       const float* from = p.edge.data();
       each_sample(p, [&](int64_t joined, int64_t own, int64_t n) {
         std::copy(from + own, from + own + n, out_.data + joined);
@@ -107,9 +109,11 @@ class ConcatLayer final : public TrainLayer {
   void backward(StepContext&) override {
     for (Part& p : parts_) {
       float* to = p.edge.grad();
-      each_sample(p, [&](int64_t joined, int64_t own, int64_t n) {
-        std::copy(out_.grad + joined, out_.grad + joined + n, to + own);
-      });
+      if (!sim::kernels_skipped()) {
+        each_sample(p, [&](int64_t joined, int64_t own, int64_t n) {
+          std::copy(out_.grad + joined, out_.grad + joined + n, to + own);
+        });
+      }
       p.edge.backward(edge_traffic_);
     }
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "kernel/vector_loops.hpp"
+#include "sim/compute.hpp"
 #include "train/elementwise.hpp"
 #include "train/train_layer.hpp"
 
@@ -60,7 +61,9 @@ class ElementwiseLayer final : public TrainLayer {
     return out_;
   }
 
+  // Nothing moves: in model mode (sim/compute.hpp) there is nothing to do.
   void forward(StepContext&) override {
+    if (sim::kernels_skipped()) return;
     if (in_place()) {
       F::forward(in_.data, size_);
       return;
@@ -69,6 +72,7 @@ class ElementwiseLayer final : public TrainLayer {
   }
 
   void backward(StepContext&) override {
+    if (sim::kernels_skipped()) return;
     if (in_place()) {
       F::backward(in_.data, in_.grad, size_);
       return;

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "kernel/vector_loops.hpp"
+#include "sim/compute.hpp"
 #include "train/input_edge.hpp"
 #include "train/train_layer.hpp"
 
@@ -44,6 +45,7 @@ class ResidualAddLayer final : public TrainLayer {
 
   void forward(StepContext&) override {
     edge_.forward(edge_traffic_);
+    if (sim::kernels_skipped()) return;  // model mode: the move alone (sim/compute.hpp)
     const float* add = edge_.data();
     if (!in_place()) {
       add_arrays(main_.data, add, out_.data, size_);
@@ -53,10 +55,10 @@ class ResidualAddLayer final : public TrainLayer {
   }
 
   void backward(StepContext&) override {
-    if (!in_place()) {
-      add_into(main_.grad, out_.grad, size_);
+    if (!sim::kernels_skipped()) {
+      if (!in_place()) add_into(main_.grad, out_.grad, size_);
+      std::copy(out_.grad, out_.grad + size_, edge_.grad());
     }
-    std::copy(out_.grad, out_.grad + size_, edge_.grad());
     edge_.backward(edge_traffic_);
   }
 
