@@ -8,14 +8,14 @@
 # `convgrid step`'s simulated step when bench/scale.sh has run that plan.
 #
 # Usage: bash bench/train_scale.sh [OUT_DIR]   (default docs/results/train-scale)
-#   TRAIN_SCALE_PROCS      rank counts (default 64: 8-20 minutes a run here)
+#   TRAIN_SCALE_PROCS      rank counts (default 64: about 3 minutes a run here; 256: RUNTIME_256)
 #   TRAIN_SCALE_PLATFORMS  platforms (default "ib100-cpu nvlink-gpu")
 #   TRAIN_SCALE_PLANS      planner, data, hybrid, time (default "planner data")
 #   TRAIN_SCALE_STEPS      training steps a run (default 2; the last is reported, the first also
 #                          creates the fibres' communicators)
-# In model mode the element-wise layers (pooling, ReLU, the adds, the loss, SGD) still run on
-# every simulated rank's folded buffers: they take most of the wall time and none of the
-# simulated time (the model leaves them out too).
+# In model mode the element-wise layers' local work (pooling, ReLU, batch norm, the adds, SGD) is
+# skipped as the kernels are; it takes no simulated time (the model leaves it out too). Their
+# moves and all-reduces run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/results/train-scale}
