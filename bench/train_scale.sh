@@ -8,7 +8,7 @@
 # `convgrid step`'s simulated step when bench/scale.sh has run that plan.
 #
 # Usage: bash bench/train_scale.sh [OUT_DIR]   (default docs/results/train-scale)
-#   TRAIN_SCALE_PROCS      rank counts (default 64: about 3 minutes a run here; 256: RUNTIME_256)
+#   TRAIN_SCALE_PROCS      rank counts (default 64: 1.5-3 minutes a run here; 256: 8-17 minutes, 2-4.4 GB)
 #   TRAIN_SCALE_PLATFORMS  platforms (default "ib100-cpu nvlink-gpu")
 #   TRAIN_SCALE_PLANS      planner, data, hybrid, time (default "planner data")
 #   TRAIN_SCALE_STEPS      training steps a run (default 2; the last is reported, the first also

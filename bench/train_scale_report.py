@@ -20,7 +20,13 @@ scale = pathlib.Path("docs/results/scale")
 print("| platform | P | plan | grids as `step`'s | words equal the model on every rank | train step ms (each) "
       "| model step ms | train / model | `step` simulated ms | train / `step` |")
 print("|---|---|---|---|---|---|---|---|---|---|")
-for run in sorted(out.glob("*.json")):
+def order(path):
+    """platform, P, then plan: "a-b-256" after "a-b-64"."""
+    platform, plan, procs = path.stem.rsplit("-", 2)
+    return platform, int(procs) if procs.isdigit() else 0, plan
+
+
+for run in sorted((p for p in out.glob("*.json") if not p.name.endswith(".plan.json")), key=order):
     if run.name.endswith(".plan.json"):
         continue
     platform, plan, procs = run.stem.rsplit("-", 2)
