@@ -5,11 +5,12 @@
 //     process; under SMPI every rank is a context of one process, so state a rank keeps is
 //     looked up through SMPI's per-rank user data rather than held in a process global.
 //  2. local compute: ComputeMode (compute.hpp). `run` runs the kernels (SMPI times them and
-//     scales the time to the platform's core speed); `model` skips them and injects their
-//     modelled flops into the simulated clock; `comm` skips them and injects nothing (SMPI build
-//     only).
-//  3. buffer allocation: allocate_buffer_bytes (allocation.hpp). In model and comm modes, large buffers are
-//     folded onto shared pages (SMPI_SHARED_MALLOC), so thousands of ranks fit in memory.
+//     scales the time to the platform's core speed); `model` skips them (and, in training, the
+//     element-wise layers' local work) and injects their modelled flops into the simulated
+//     clock; `comm` skips them and injects nothing (SMPI build only).
+//  3. buffer allocation: allocate_buffer_bytes (allocation.hpp). In model and comm modes,
+//     buffers of 64 KiB or more are folded onto shared pages (SMPI_SHARED_MALLOC), so thousands
+//     of ranks fit in memory.
 //  4. file I/O: npy slices use MPI-IO under Open MPI; SMPI's hosts have no disk, so the SMPI
 //     build reads and writes each rank's runs with POSIX calls (io/npy_slices.cpp).
 //  5. wall-clock guards: the stall watchdog (train/stall_watchdog.hpp) and the stop signals
