@@ -97,11 +97,11 @@ std::string MemoryScope::open_names() {
 
 void* tracked_allocate(size_t n, size_t size) {
   if (size != 0 && n > std::numeric_limits<size_t>::max() / size) throw std::bad_array_new_length();
-  const auto bytes = static_cast<int64_t>(n * size);
-  MemoryTracker::on_alloc(bytes);  // may refuse them: before anything is allocated
-  void* p = sim::allocate_buffer_bytes(std::max<size_t>(n * size, 1));
+  const size_t bytes = n * size;
+  MemoryTracker::on_alloc(static_cast<int64_t>(bytes));  // may refuse them: before anything is allocated
+  void* p = sim::allocate_buffer_bytes(std::max<size_t>(bytes, 1));
   if (p == nullptr) {
-    MemoryTracker::on_free(bytes);
+    MemoryTracker::on_free(static_cast<int64_t>(bytes));
     throw std::bad_alloc();
   }
   return p;

@@ -8,27 +8,23 @@
 namespace convgrid {
 
 CONVGRID_VECTOR_CLONES void relu_forward(float* data, int64_t n) {
-  if (sim::kernels_skipped()) return;  // model mode: no local compute (sim/compute.hpp)
   for (int64_t i = 0; i < n; ++i) data[i] = data[i] > 0.0f ? data[i] : 0.0f;
 }
 
 CONVGRID_VECTOR_CLONES void relu_backward(const float* y, float* grad, int64_t n) {
-  if (sim::kernels_skipped()) return;
   for (int64_t i = 0; i < n; ++i) grad[i] = y[i] > 0.0f ? grad[i] : 0.0f;
 }
 
 CONVGRID_VECTOR_CLONES void relu6_forward(float* data, int64_t n) {
-  if (sim::kernels_skipped()) return;
   for (int64_t i = 0; i < n; ++i) data[i] = relu6(data[i]);
 }
 
 CONVGRID_VECTOR_CLONES void relu6_backward(const float* y, float* grad, int64_t n) {
-  if (sim::kernels_skipped()) return;
   for (int64_t i = 0; i < n; ++i) grad[i] = relu6_passes(y[i]) ? grad[i] : 0.0f;
 }
 
 void add_bias(const Slice& slice, const float* bias, float* out) {
-  if (sim::kernels_skipped()) return;
+  if (sim::kernels_skipped()) return;  // model mode: no local compute (sim/compute.hpp)
   for_each_plane_run(slice, [&](int64_t, int64_t c, int64_t off, int64_t len) {
     const float b = bias[c];
     float* o = out + off;

@@ -1,5 +1,4 @@
 // Pooling over a dense input region, one output run (consecutive columns) at a time.
-#include "sim/compute.hpp"
 #include "train/pool_kernel.hpp"
 
 #include <algorithm>
@@ -110,7 +109,6 @@ bool tiled_max(const PoolGeometry& g, const Box4& region, const Slice& out_slice
 
 void pool_forward(const PoolGeometry& g, const Box4& region, const float* in, const Slice& out_slice,
                   float* out, int32_t* argmax) {
-  if (sim::kernels_skipped()) return;  // model mode: no local compute (sim/compute.hpp)
   const PoolParams& p = g.params;
   const int64_t Ho = p.out_h(g.H), Wo = p.out_w(g.W);
   if (!out_slice.empty() && tiled_max(g, region, out_slice, Ho, Wo)) {
@@ -164,7 +162,6 @@ void pool_forward(const PoolGeometry& g, const Box4& region, const float* in, co
 
 void pool_backward(const PoolGeometry& g, const Box4& region, const Slice& out_slice,
                    const float* dout, const int32_t* argmax, float* din) {
-  if (sim::kernels_skipped()) return;
   if (g.max) {
     for (int64_t i = 0; i < out_slice.size(); ++i) din[argmax[i]] += dout[i];
     return;

@@ -14,10 +14,10 @@
 #include "io/output_paths.hpp"
 #include "nn/load_network.hpp"
 #include "nn/onnx_import.hpp"
+#include "plan/plan_broadcast.hpp"
 #include "train/batches.hpp"
 #include "train/onnx_initial_weights.hpp"
 #include "train/synthetic_batches.hpp"
-#include "plan/plan_broadcast.hpp"
 #include "train/training_plan.hpp"
 
 namespace convgrid {

@@ -59,12 +59,15 @@ class PoolLayer final : public TrainLayer {
 
   void forward(StepContext&) override {
     edge_.forward(edge_traffic_);
+    if (sim::kernels_skipped()) return;  // model mode: the halo moves alone (sim/compute.hpp)
     pool_forward(geo_, region_, edge_.data(), output().slice, out_.data, argmax_);
   }
 
   void backward(StepContext&) override {
-    if (!sim::kernels_skipped()) std::fill(edge_.grad(), edge_.grad() + region_.volume(), 0.0f);
-    pool_backward(geo_, region_, output().slice, out_.grad, argmax_, edge_.grad());
+    if (!sim::kernels_skipped()) {
+      std::fill(edge_.grad(), edge_.grad() + region_.volume(), 0.0f);
+      pool_backward(geo_, region_, output().slice, out_.grad, argmax_, edge_.grad());
+    }
     edge_.backward(edge_traffic_);
   }
 
