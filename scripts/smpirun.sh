@@ -59,9 +59,12 @@ fixes=(--cfg=smpi/reduce_scatter:ompi_ring)
 fixes+=(--cfg=smpi/test:0 --cfg=smpi/grow-injected-times:no)
 # --compute model injects each kernel's modelled flops (comm: none): no other CPU time may count, or SMPI's
 # own work between MPI calls is charged as compute (platforms/README.md).
+folding=no
 for arg in "$@"; do
-  [[ $arg =~ ^--compute=(model|comm)$ || $prev == --compute && $arg =~ ^(model|comm)$ ]] &&
+  if [[ $arg =~ ^--compute=(model|comm)$ || $prev == --compute && $arg =~ ^(model|comm)$ ]]; then
     fixes+=(--cfg=smpi/simulate-computation:no)
+    folding=yes
+  fi
   prev=$arg
 done
 quiet=(--log=root.thres:warning --log=smpi_colls.thres:error --log=smpi_coll.thres:warning --log=xbt_cfg.thres:warning)
@@ -76,9 +79,23 @@ if [[ $np -ge 512 && $maps -lt 1048576 ]]; then
     echo "smpirun.sh: vm.max_map_count is $maps; $np ranks may need more (sysctl -w vm.max_map_count=1048576)" >&2
   fi
 fi
+# SimGrid 3.32 backs every folded buffer with one file that it makes in /tmp (the path is fixed in
+# its source). Where /tmp is on a disk, writes into folded memory fault again after every writeback:
+# 30-40% of a 1024-rank run's host time. The SMPI build's libconvgrid_folded_file.so, preloaded,
+# makes that file in /dev/shm (platforms/folded_file_on_tmpfs.cpp); it is found in the build
+# directory the program belongs to. Simulated results do not change.
+preload=()
+build_dir=$(cd "$(dirname "$1")" && pwd)
+while [[ $build_dir != / && ! -f $build_dir/CMakeCache.txt ]]; do build_dir=$(dirname "$build_dir"); done
+if [[ -f $build_dir/libconvgrid_folded_file.so ]]; then
+  preload=(env "LD_PRELOAD=$build_dir/libconvgrid_folded_file.so${LD_PRELOAD:+:$LD_PRELOAD}")
+elif [[ $folding == yes && $(stat -f -c %T /tmp 2>/dev/null) != tmpfs ]]; then
+  echo "smpirun.sh: no libconvgrid_folded_file.so in the program's build directory: writes into folded buffers will be slow" >&2
+fi
 exec_status=0
 # shellcheck disable=SC2046
-SMPI_HOST_SPEED=$host_speed OMP_NUM_THREADS=1 smpirun -np "$np" -platform "$root/platforms/$platform.xml" \
-  -hostfile "$work/hosts" $(smpi_platform_flags "$platform") "${fixes[@]}" "${quiet[@]}" \
-  ${extra[@]+"${extra[@]}"} "$@" || exec_status=$?
+SMPI_HOST_SPEED=$host_speed OMP_NUM_THREADS=1 ${preload[@]+"${preload[@]}"} smpirun -np "$np" \
+  -platform "$root/platforms/$platform.xml" -hostfile "$work/hosts" \
+  $(smpi_platform_flags "$platform") "${fixes[@]}" "${quiet[@]}" ${extra[@]+"${extra[@]}"} "$@" ||
+  exec_status=$?
 exit "$exec_status"
