@@ -40,7 +40,7 @@ struct BenchOptions {
 const std::vector<Pass> kStep = {Pass::forward, Pass::backward_data, Pass::backward_weights};
 
 struct StepFigures {
-  double seconds = 0;  // sum over passes of the median pass time (the slowest rank: barriers)
+  double seconds = 0;  // sum over passes of the median pass time (the slowest rank's)
   double comm = 0, compute = 0;  // of the fastest repeats, the largest over ranks
   double words = 0;    // received by the busiest rank over the step
 };

@@ -52,6 +52,7 @@
 #include "plan/plan_broadcast.hpp"
 #include "plan_flags.hpp"
 #include "sim/compute.hpp"
+#include "sim/phase_start.hpp"
 #include "train/box_exchange.hpp"
 
 namespace convgrid::cli {
@@ -121,13 +122,12 @@ std::vector<std::unique_ptr<Edge>> edges_into(const Communicator& world, const N
 }
 
 // Each edge in one direction: the activation forward, or (as the backward pass would, after
-// the layer's passes) its gradient back, each from a barrier until this rank is done.
+// the layer's passes) its gradient back, each from a common start until this rank is done.
 std::vector<Phase> run_edges(const Communicator& world, std::vector<std::unique_ptr<Edge>>& edges, bool backward) {
   std::vector<Phase> phases;
   for (std::unique_ptr<Edge>& e : edges) {
     TrafficCounter traffic;
-    MPI_Barrier(world.raw());
-    const double t0 = MPI_Wtime();
+    const double t0 = sim::start_together(world);
     if (!backward) {
       e->exchange.forward(e->held.data(), e->wanted.data(), traffic);
     } else {

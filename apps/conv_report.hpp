@@ -22,10 +22,10 @@ struct RankPassStats {
   double recv_words_measured = 0, recv_words_model = 0;
   double messages_measured = 0, messages_model = 0;
   double peak_bytes = 0;
-  double min_s = 0, median_s = 0;  // over the timed repeats, between barriers
+  double min_s = 0, median_s = 0;  // over the timed repeats, the slowest rank's (own_s's largest)
   double comm_s = 0, compute_s = 0;  // of the fastest repeat
-  // From the opening barrier to this rank's end of the pass, last repeat: the largest over ranks
-  // is the pass without its closing barrier, the figure convgrid step times (and the model's).
+  // From the common start (sim::start_together) to this rank's end of the pass, last repeat: the
+  // largest over ranks is the figure convgrid step times (and the model's).
   double own_s = 0;
 };
 

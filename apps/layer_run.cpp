@@ -1,9 +1,12 @@
-// Setting up a layer's slices and timing its passes between barriers.
+// Setting up a layer's slices and timing its passes, each from a common start until its slowest
+// rank is done.
 #include "layer_run.hpp"
 
 #include <mpi.h>
 
 #include <algorithm>
+
+#include "sim/phase_start.hpp"
 
 namespace convgrid::cli {
 namespace {
@@ -68,12 +71,11 @@ std::map<Pass, PassTiming> LayerRun::time_steps(const Communicator& comm,
     for (Pass p : passes) {
       TrafficCounter traffic;
       MemoryTracker::reset_peak();
-      MPI_Barrier(comm.raw());
-      const double t0 = MPI_Wtime();
+      const double t0 = sim::start_together(comm);
       run(p, traffic);
       const double own = MPI_Wtime() - t0;
-      MPI_Barrier(comm.raw());
-      const double t = MPI_Wtime() - t0;
+      double t = own;  // the slowest rank's
+      MPI_Allreduce(&own, &t, 1, MPI_DOUBLE, MPI_MAX, comm.raw());
       if (rep == 0) continue;  // warm-up: primitives, buffers, first touch
       PassTiming& pt = timing[p];
       if (pt.seconds.empty() || t < min_of(pt.seconds)) {

@@ -27,10 +27,11 @@ struct LayerTensor {
 
 // What one rank saw of one pass over the timed repeats.
 struct PassTiming {
-  std::vector<double> seconds;  // each timed repeat, between barriers
-  double own_seconds = 0;       // the last repeat on this rank: from the opening barrier until its
-                                // pass returned (no closing barrier; its largest over ranks is the
-                                // slowest rank's time, as the model takes the busiest rank's)
+  std::vector<double> seconds;  // each timed repeat: own_seconds' largest over ranks
+  double own_seconds = 0;       // the last repeat on this rank: from the common start
+                                // (sim::start_together) until its pass returned; its largest
+                                // over ranks is the slowest rank's time, as the model takes the
+                                // busiest rank's
   PassSeconds split;            // comm / compute of the fastest repeat
   Traffic traffic;              // received in the last repeat
   int64_t peak_bytes = 0;       // largest tracked peak during the pass
