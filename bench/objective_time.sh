@@ -4,13 +4,13 @@
 # planner lists its 3 best grids by modelled time (`convgrid plan --objective time --top 3`), and
 # each grid runs one training step of the layer under smpirun in model mode (`convgrid conv
 # --grid G --compute model`: the three passes, operands held between them as the model assumes).
-# A pass's simulated time is the slowest rank's from the opening barrier to its end (`own_s`), as
-# `convgrid step` times it: the closing barrier (8 rounds of 5 us at P = 256 on nvlink-gpu) is no
-# part of the layer.
+# A pass's simulated time is the slowest rank's from the common start (every rank at one simulated
+# instant, sim::start_together) to its end (`own_s`), as `convgrid step` times it.
 #
 # Usage: bash bench/objective_time.sh [OUT_DIR]   (default docs/results/objective-time)
 #   OBJECTIVE_PROCS      ranks (default 64)
 #   OBJECTIVE_PLATFORMS  platforms (default "ib100-cpu nvlink-gpu")
+#   CONVGRID_SMPI_BUILD_DIR  the SMPI build to run (default build-smpi)
 # Writes OUT_DIR/objective_time.csv and OUT_DIR/objective_time.md (the table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +42,7 @@ for t in json.load(open(sys.argv[1]))["top"]: print(",".join(map(str, t["grid"])
     for g in "${grids[@]}"; do
       rank=$((rank + 1))
       grid=${g% *} modelled=${g#* }
-      bash scripts/smpirun.sh --platform "$platform" --np "$procs" build-smpi/convgrid conv --shape "$shape" \
+      bash scripts/smpirun.sh --platform "$platform" --np "$procs" "${CONVGRID_SMPI_BUILD_DIR:-build-smpi}/convgrid" conv --shape "$shape" \
         --grid "$grid" --compute model --repeat 1 --json "$work/run.json" > "$work/run.txt" 2>&1 ||
         { cat "$work/run.txt"; exit 1; }
       simulated=$(/usr/bin/python3 -c 'import json,sys

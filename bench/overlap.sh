@@ -11,6 +11,7 @@
 #   OVERLAP_PROCS      ranks (default 64)
 #   OVERLAP_PLATFORMS  platforms (default "ib100-cpu nvlink-gpu")
 #   OVERLAP_PANELS     panel counts (default "0 4 8 16")
+#   CONVGRID_SMPI_BUILD_DIR  the SMPI build to run (default build-smpi)
 # Writes OUT_DIR/overlap.csv and OUT_DIR/overlap.md (the table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +37,7 @@ for platform in $platforms; do
     for panels in $panel_counts; do
       echo "== $platform P=$procs $name panels=$panels"
       for mode in model comm; do
-        bash scripts/smpirun.sh --platform "$platform" --np "$procs" build-smpi/convgrid conv --shape "$shape" \
+        bash scripts/smpirun.sh --platform "$platform" --np "$procs" "${CONVGRID_SMPI_BUILD_DIR:-build-smpi}/convgrid" conv --shape "$shape" \
           --panels "$panels" --compute "$mode" --repeat 1 --json "$work/$mode.json" > "$work/$mode.txt" 2>&1 ||
           { cat "$work/$mode.txt"; exit 1; }
       done

@@ -13,6 +13,7 @@
 #                    fewest modelled seconds instead of fewest words)
 #   SCALE_LIMIT_S    wall-clock limit of one run, seconds (default 1800); a run past it is recorded
 #                    as not finished, with the layers it got through
+#   CONVGRID_SMPI_BUILD_DIR  the SMPI build to run (default build-smpi; scripts/build_smpi.sh)
 # Memory is the peak proportional set size of the simulation (bench/peak_pss.sh), sampled every
 # 5 s: its maximum RSS would count each folded buffer once per mapping.
 # Writes OUT_DIR/<platform>-<plan>-<P>.{txt,json}, OUT_DIR/scale.csv, OUT_DIR/scale.md (the tables,
@@ -26,6 +27,7 @@ plans=${SCALE_PLANS:-planner data hybrid}
 limit=${SCALE_LIMIT_S:-1800}
 mkdir -p "$out"
 bash scripts/setup.sh
+smpi_build=${CONVGRID_SMPI_BUILD_DIR:-build-smpi}
 bash scripts/build_smpi.sh convgrid_cli > /dev/null
 bash scripts/build.sh convgrid_cli > /dev/null  # build/convgrid plan: the current model, for the report
 
@@ -63,7 +65,7 @@ print(";".join(",".join(map(str, l["grid"])) + "/" + str(l["panels"]) for l in j
       fi
       start=$(date +%s)
       timeout "$limit" bash bench/peak_pss.sh "$out/$name.rss" \
-        bash scripts/smpirun.sh --platform "$platform" --np "$p" build-smpi/convgrid step --network resnet50 \
+        bash scripts/smpirun.sh --platform "$platform" --np "$p" "$smpi_build/convgrid" step --network resnet50 \
         --batch 256 $(plan_flags "$plan") --profile "$profile" --compute model --json "$out/$name.json" > "$out/$name.txt" 2>&1
       status=$?
       wall=$(($(date +%s) - start))

@@ -13,6 +13,7 @@
 #   TRAIN_SCALE_PLANS      planner, data, hybrid, time (default "planner data")
 #   TRAIN_SCALE_STEPS      training steps a run (default 2; the last is reported, the first also
 #                          creates the fibres' communicators)
+#   CONVGRID_SMPI_BUILD_DIR  the SMPI build to run (default build-smpi)
 # In model mode the element-wise layers' local work (pooling, ReLU, batch norm, the adds, SGD) is
 # skipped as the kernels are; it takes no simulated time (the model leaves it out too). Their
 # moves and all-reduces run.
@@ -47,7 +48,7 @@ for platform in $platforms; do
       build/convgrid plan --network resnet50 --batch 256 --procs "$p" --passes train --profile "$platform" \
         $(plan_flags "$plan") --json "$out/$name.plan.json" > /dev/null || { status=1; continue; }
       start=$(date +%s)
-      bash scripts/smpirun.sh --platform "$platform" --np "$p" build-smpi/convgrid train --network resnet50 \
+      bash scripts/smpirun.sh --platform "$platform" --np "$p" "${CONVGRID_SMPI_BUILD_DIR:-build-smpi}/convgrid" train --network resnet50 \
         --data synthetic --batch 256 --train-samples $((256 * steps)) --test-samples 256 --compute model \
         --profile "$platform" $(train_flags "$plan") --progress lines --progress-every 1 --log-steps \
         --json "$out/$name.json" > "$out/$name.txt" 2>&1 || { echo "   failed: $(tail -2 "$out/$name.txt")"; status=1; }
