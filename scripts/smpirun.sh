@@ -85,7 +85,7 @@ fi
 # makes that file in /dev/shm (platforms/folded_file_on_tmpfs.cpp); it is found in the build
 # directory the program belongs to. Simulated results do not change.
 preload=()
-build_dir=$(cd "$(dirname "$1")" && pwd)
+build_dir=$(cd "$(dirname "$1")" 2>/dev/null && pwd || echo /)
 while [[ $build_dir != / && ! -f $build_dir/CMakeCache.txt ]]; do build_dir=$(dirname "$build_dir"); done
 if [[ -f $build_dir/libconvgrid_folded_file.so ]]; then
   preload=(env "LD_PRELOAD=$build_dir/libconvgrid_folded_file.so${LD_PRELOAD:+:$LD_PRELOAD}")
