@@ -2,17 +2,17 @@
 // under SMPI.
 #include "sim/phase_start.hpp"
 
-#include <fmt/format.h>
 #include <mpi.h>
 
-
 #include "comm/mpi_error.hpp"
-#include "convgrid/error.hpp"
 
 #ifdef CONVGRID_SMPI
+#include <fmt/format.h>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <smpi/smpi.h>
+
+#include "convgrid/error.hpp"
 #endif
 
 namespace convgrid::sim {
