@@ -160,6 +160,7 @@ void StreamedConv::compute_in_pieces(int64_t n, std::vector<Request>& pending, O
     seconds_.compute += now() - t;
     const double c = now();
     for (Request& r : pending) r.test();  // lets MPI advance the next panel's gathers
+    for (Request& r : reductions_) r.test();  // and the earlier panels' reduce-scatters
     seconds_.comm += now() - c;
   }
 }
@@ -319,6 +320,10 @@ void StreamedConv::backward_weights(const float* dout, const float* in, float* d
   const int64_t in_n = whole.C * whole.H * whole.W, out_n = whole.K * whole.Ho() * whole.Wo();
   const int64_t ker_n = ker_box_.volume();
   float* acc = d.nhw_size() == 1 ? dker : ensure(accum_, ker_n);
+  if (weights_in_filter_panels(layout_, g)) {
+    backward_weights_by_filters(ps, dout, in, acc, dker, traffic);
+    return;
+  }
   std::vector<Gather> gin, gdout;
   for (const Range& p : ps) {
     gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), in_block_box_.clipped(0, p), g.k,
@@ -346,6 +351,54 @@ void StreamedConv::backward_weights(const float* dout, const float* in, float* d
   const double t = now();
   reduce_scatter(grid_.nhw_fibre(), cspan(acc, ker_n), mspan(dker, ker_counts_[d.nhw_index(g)]),
                  ker_counts_, traffic);
+  seconds_.comm += now() - t;
+}
+
+// Filter panels (weights_in_filter_panels): In is read in place, whole, by every panel; panel i's
+// dOut channels are gathered over the c-fibre as in backward-data; once panel i's dKer rows are
+// summed over all samples, their reduce-scatter over the nhw-fibre is posted and tested while the
+// later panels compute.
+void StreamedConv::backward_weights_by_filters(const std::vector<Range>& ps, const float* dout, const float* in,
+                                               float* acc, float* dker, TrafficCounter& traffic) {
+  const GridCoord g = coord();
+  const GridDims& d = grid_.dims();
+  const ConvShape whole = layout_.local_shape(g);
+  const int64_t in_n = whole.C * whole.H * whole.W, per_filter = ker_box_.volume() / whole.K;
+  const int64_t me = d.nhw_index(g);
+  const Range mine = ker_slices_[me].flat;
+  std::vector<Gather> gin, gdout;
+  for (const Range& p : ps) {
+    gin.push_back(make_gather(grid_.k_fibre(), in_slices_, &layout_.read(), in_block_box_, g.k, strided_in_ok_));
+    gdout.push_back(make_gather(grid_.c_fibre(), out_slices_, nullptr, out_box_.clipped(1, p), g.c, strided_ok_));
+  }
+  reductions_.clear();
+  stream(gin, in, gdout, dout, /*haloed=*/false, traffic, [&](size_t i, std::vector<Request>& next) {
+    ConvShape s = whole;
+    s.K = ps[i].size();
+    const int64_t first_flat = (ps[i].begin - ker_box_.r[0].begin) * per_filter, panel_n = s.K * per_filter;
+    float* panel = acc + first_flat;
+    const int64_t in_step = lead_a_ != 0 ? lead_a_ : in_n, out_step = lead_b_ != 0 ? lead_b_ : s.K * s.Ho() * s.Wo();
+    const PlainStrides strides{.input = lead_a_, .grad_output = lead_b_};
+    compute_in_pieces(s.N, next, [&](Range samples) {
+      ConvShape c = s;
+      c.N = samples.size();
+      const bool first = samples.begin == 0;
+      float* dst = first ? panel : ensure(temp_, panel_n);
+      local(c, strides).backward_weights(operand_b_ + samples.begin * out_step, operand_a_ + samples.begin * in_step,
+                                         dst, nullptr);
+      if (!first) add_into(panel, dst, panel_n);
+    });
+    // dKer[panel's filters | nhw-slice] := reduce-scatter of the panel's rows over nhw-fibre.
+    const double t = now();
+    const std::vector<int64_t> counts = filter_panel_counts(layout_, g, ps[i]);
+    const int64_t own_begin = std::clamp(first_flat, mine.begin, mine.end);
+    reductions_.push_back(reduce_scatter_async(grid_.nhw_fibre(), cspan(panel, panel_n),
+                                               mspan(dker + (own_begin - mine.begin), counts[me]), counts, traffic));
+    seconds_.comm += now() - t;
+  });
+  const double t = now();
+  for (Request& r : reductions_) r.wait();
+  reductions_.clear();
   seconds_.comm += now() - t;
 }
 

@@ -20,6 +20,12 @@
 //   dOut[P, k_block, h,w block]        := all-gather over c-fibre
 //   dKer~[k,c | block]                += local backward-weights of the two panels
 //   then, once: dKer[nhw-slice]        := reduce-scatter over nhw-fibre
+// Backward-weights where In is read in place and dKer has an nhw-fibre (P = filters of k_block;
+// weights_in_filter_panels, model/streamed_volume.hpp):
+//   dOut[n_block, P, h,w block]        := all-gather over c-fibre
+//   dKer~[P, c_block]                  := local backward-weights of In (in place) and the panel
+//   then, per panel: dKer[P | nhw-slice] := reduce-scatter over nhw-fibre, non-blocking, tested
+//                                           while the later panels compute
 //
 // Every element a rank receives is one it receives in the grid algorithm when nothing is held
 // from an earlier pass (grid_pass_volume with Held{}): the panels partition the blocks. Messages:
@@ -90,6 +96,10 @@ class StreamedConv {
   // Runs `op(chunk_of_samples)` for `pieces` chunks of [0, n), testing `pending` between them.
   template <class Op>
   void compute_in_pieces(int64_t n, std::vector<Request>& pending, Op&& op);
+  // Backward-weights with filter panels (model/streamed_volume.hpp, weights_in_filter_panels):
+  // `acc` is the summed dKer block (the nhw-fibre's slice order is its flat order).
+  void backward_weights_by_filters(const std::vector<Range>& ps, const float* dout, const float* in, float* acc,
+                                   float* dker, TrafficCounter& traffic);
 
   const ProcessGrid& grid_;
   LayerLayout layout_;
@@ -107,6 +117,7 @@ class StreamedConv {
   // Panels read in place may be strided views: the local engine reads strided arrays (oneDNN);
   // for In panels also no halo piece either way and the needed input is the owned block.
   bool strided_ok_ = false, strided_in_ok_ = false;
+  std::vector<Request> reductions_;  // filter panels' reduce-scatters in flight (backward-weights)
   std::vector<SendMessage> sends_;
   std::vector<RecvMessage> recvs_;
 

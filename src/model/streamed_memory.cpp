@@ -115,6 +115,17 @@ int64_t streamed_memory_bytes(const LayerLayout& L, GridCoord g, const std::vect
           break;
         }
         case Pass::backward_weights: {
+          if (weights_in_filter_panels(L, g)) {  // In whole and in place, dOut and dKer by filters
+            s.N = whole.N;
+            s.K = ps[i].size();
+            const int64_t lead_in =
+                gather(f.in, read, in_block, g.k, send_a[slot], recv_a[slot], panel_a, onednn && halo_free);
+            const int64_t lead_dout =
+                gather(f.out, nullptr, out_block.clipped(1, ps[i]), g.c, send_b[slot], recv_b[slot], panel_b, onednn);
+            use_engine(s, s.N, p, PlainStrides{.input = lead_in, .grad_output = lead_dout});
+            if (std::min(pieces, s.N) > 1) temp.need(ker_block.clipped(0, ps[i]).volume());
+            break;
+          }
           const Box4 part = in_block.clipped(0, ps[i]);
           const int64_t lead_in = gather(f.in, read, part, g.k, send_a[slot], recv_a[slot], panel_a, onednn && halo_free);
           const int64_t lead_dout =

@@ -47,14 +47,33 @@ void halo(const LayerLayout& L, GridCoord g, int64_t ranks_per_node, const std::
 
 }  // namespace
 
+bool weights_in_filter_panels(const LayerLayout& L, GridCoord g) {
+  // Every member of the nhw-fibre must decide alike (they share the reduce-scatters): without a
+  // spatial split the fibre's members differ only in their samples, and so do their inputs.
+  const GridDims& d = L.dims();
+  return d.Ph == 1 && d.Pw == 1 && d.Pn > 1 && L.input_in_place(g);
+}
+
 std::vector<Range> stream_panels(const LayerLayout& L, GridCoord g, Pass p, int64_t panels) {
-  const Range block = p == Pass::forward         ? L.c_block(g.k, g.c)
-                      : p == Pass::backward_data ? L.k_block(g.k)
-                                                 : L.n_block(g.n);
+  const Range block = p == Pass::forward                ? L.c_block(g.k, g.c)
+                      : p == Pass::backward_data        ? L.k_block(g.k)
+                      : weights_in_filter_panels(L, g) ? L.k_block(g.k)
+                                                        : L.n_block(g.n);
   const int64_t b = std::clamp<int64_t>(panels, 1, std::max<int64_t>(1, block.size()));
   std::vector<Range> out;
   for (int64_t i = 0; i < b; ++i) out.push_back(balanced_block(block.size(), b, i).shifted(block.begin));
   return out;
+}
+
+std::vector<int64_t> filter_panel_counts(const LayerLayout& L, GridCoord g, Range filters) {
+  const Box4 block = L.ker_block(g);
+  const int64_t per_filter = block.volume() / std::max<int64_t>(1, block.extent(0));
+  const Range flat{(filters.begin - block.r[0].begin) * per_filter, (filters.end - block.r[0].begin) * per_filter};
+  std::vector<int64_t> counts;
+  for (const Slice& s : FibreSlices(L, g).ker) {
+    counts.push_back(std::max<int64_t>(0, std::min(s.flat.end, flat.end) - std::max(s.flat.begin, flat.begin)));
+  }
+  return counts;
 }
 
 PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64_t panels, int64_t ranks_per_node) {
@@ -84,9 +103,28 @@ PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64
   };
   // The final reduce-scatter, blocking: the ring.
   const auto reduce = [&](Fibre f, int64_t own_words) { add_reduce_scatter(v, d, g, f, ranks_per_node, own_words); };
+  // A filter panel's reduce-scatter, non-blocking: every other member sends this rank its part
+  // of the panel straight (SMPI's MPI_Ireduce_scatter), one round.
+  const auto reduce_panel = [&](Range filters) {
+    const int64_t own = filter_panel_counts(L, g, filters)[me_nhw];
+    const int64_t q = static_cast<int64_t>(ker_fibre.slices.size());
+    int64_t near = 0;
+    for (int64_t j = 0; j < q; ++j) near += j != me_nhw && ker_fibre.near[j] ? own : 0;
+    const int64_t rounds = nonblocking_rounds(q);
+    v.reduce_scatter += (q - 1) * own;
+    v.messages += q > 1 ? 1 : 0;
+    v.latency_steps += rounds;
+    charge_linear(v, rounds, near, ker_fibre.all_near);
+  };
+  const bool filter_panels = p == Pass::backward_weights && weights_in_filter_panels(L, g);
   const std::vector<HaloPiece> recv = L.halo_recv(g), send = L.halo_send(g);
   const Range all{0, INT64_MAX};
   for (const Range& P : stream_panels(L, g, p, panels)) {
+    if (filter_panels) {  // In is read in place: nothing of it moves
+      gather(out_fibre, nullptr, out_block.clipped(1, P));
+      reduce_panel(P);
+      continue;
+    }
     switch (p) {
       case Pass::forward:
         gather(in_fibre, read, in_block.clipped(1, P));
@@ -112,7 +150,9 @@ PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64
         reduce(Fibre::k, L.read_count(L.in_slice(g)));
       }
       break;
-    case Pass::backward_weights: reduce(Fibre::nhw, L.ker_slice(g).size()); break;
+    case Pass::backward_weights:
+      if (!filter_panels) reduce(Fibre::nhw, L.ker_slice(g).size());
+      break;
   }
   return v;
 }

@@ -3,7 +3,8 @@
 // model/grid_volume.hpp. The panels partition the blocks, so the words of each kind equal the
 // grid algorithm's with nothing held (grid_pass_volume(..., Held{})); the messages are one per
 // panel per gather on a fibre of more than one rank, one per non-empty halo piece per panel, and
-// those of the final reductions. Pure; no MPI.
+// those of the final reductions (with filter panels in backward-weights, one reduce-scatter per
+// panel, non-blocking and linear). Pure; no MPI.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +24,24 @@ struct StreamOptions {
   bool local_work = true;
 };
 
+// Whether backward-weights on rank g streams filters rather than samples: when the rank reads its
+// input in place (nothing of In to gather, no halo) and dKer is reduced over an nhw-fibre of more
+// than one rank that splits only the samples (so that all its members decide alike). Each filter panel's dKer rows are then complete when the panel is, and their
+// reduce-scatter (non-blocking) runs while the next panel computes, as data-parallel frameworks
+// hide their gradient buckets; with sample panels dKer is complete only after the last one.
+bool weights_in_filter_panels(const LayerLayout& layout, GridCoord g);
+
 // The panels of pass p on rank g for `panels` requested (b): the reduction range of the rank's
 // block (channels of c_block for forward, filters of k_block for backward-data, samples of
-// n_block for backward-weights) in min(b, its size) balanced sub-ranges, larger ones first.
+// n_block for backward-weights, or its filters where weights_in_filter_panels) in min(b, its
+// size) balanced sub-ranges, larger ones first.
 std::vector<Range> stream_panels(const LayerLayout& layout, GridCoord g, Pass p, int64_t panels);
+
+// The words of panel `filters` (global filter indices within the rank's k_block) in each member's
+// flat dKer slice of g's nhw-fibre, in fibre order: the counts of that panel's reduce-scatter.
+// The panel is one flat range of the Ker block (filters lead), and the slices are consecutive
+// flat ranges of it, so the counts are those of a reduce-scatter of the panel's range.
+std::vector<int64_t> filter_panel_counts(const LayerLayout& layout, GridCoord g, Range filters);
 
 // `ranks_per_node` splits the words and rounds by link (model/node_links.hpp; 0: no node level).
 PassVolume streamed_pass_volume(const LayerLayout& layout, GridCoord g, Pass p, int64_t panels,

@@ -1,0 +1,59 @@
+// The streamed algorithm's panels and traffic model (model/streamed_volume.hpp): which range each
+// pass streams, and the filter panels of backward-weights, counted by hand.
+#include <gtest/gtest.h>
+
+#include "model/grid_volume.hpp"
+#include "model/streamed_volume.hpp"
+
+namespace convgrid {
+namespace {
+
+// A ResNet-style 3x3 layer: K x C x 3 x 3 = 8 x 6 x 9 = 432 weights.
+const ConvShape kLayer = ConvShape::parse("N=8,C=6,H=10,W=10,K=8,R=3,S=3,pad=1");
+
+TEST(StreamedVolume, DataParallelWeightsStreamFiltersAndReduceEachPanel) {
+  // 4x1x1x1x1: every rank holds its samples' input whole (read in place), and dKer is summed over
+  // the nhw-fibre of 4, whose flat slices hold 108 weights each.
+  const LayerLayout L(kLayer, GridDims{4, 1, 1, 1, 1});
+  for (int64_t r = 0; r < 4; ++r) {
+    const GridCoord g = L.dims().coord_of(r);
+    ASSERT_TRUE(weights_in_filter_panels(L, g));
+    const std::vector<Range> ps = stream_panels(L, g, Pass::backward_weights, 3);
+    ASSERT_EQ(ps.size(), 3u);
+    EXPECT_EQ(ps[0], (Range{0, 3}));  // 8 filters in 3: 3, 3, 2
+    EXPECT_EQ(ps[1], (Range{3, 6}));
+    EXPECT_EQ(ps[2], (Range{6, 8}));
+    // Panel 0 is flat [0, 162) of the block: slice 0 [0, 108) whole, 54 of slice 1 [108, 216).
+    EXPECT_EQ(filter_panel_counts(L, g, ps[0]), (std::vector<int64_t>{108, 54, 0, 0}));
+    EXPECT_EQ(filter_panel_counts(L, g, ps[1]), (std::vector<int64_t>{0, 54, 108, 0}));
+    EXPECT_EQ(filter_panel_counts(L, g, ps[2]), (std::vector<int64_t>{0, 0, 0, 108}));
+    // Each panel's non-blocking reduce-scatter: one message and one round; together the grid
+    // algorithm's words, 3 * 108 received on every rank.
+    const PassVolume v = streamed_pass_volume(L, g, Pass::backward_weights, 3);
+    EXPECT_EQ(v.reduce_scatter, 3 * 108);
+    EXPECT_EQ(v.reduce_scatter, grid_pass_volume(L, g, Pass::backward_weights, Held{}).reduce_scatter);
+    EXPECT_EQ(v.all_gather + v.point_to_point, 0);
+    EXPECT_EQ(v.messages, 3);
+    EXPECT_EQ(v.latency_steps, 3);
+  }
+}
+
+TEST(StreamedVolume, WeightsStreamSamplesWhereTheInputMoves) {
+  // A halo (Ph = 2), an input gathered over the k-fibre (Pk = 2), or no nhw-fibre to reduce over:
+  // backward-weights keeps its sample panels and its one reduce-scatter.
+  for (const GridDims& d : {GridDims{2, 1, 1, 2, 1}, GridDims{2, 2, 1, 1, 1}, GridDims{1, 2, 2, 1, 1}}) {
+    const LayerLayout L(kLayer, d);
+    const GridCoord g{};
+    EXPECT_FALSE(weights_in_filter_panels(L, g)) << d.to_string();
+    const Range samples = L.n_block(g.n);
+    EXPECT_EQ(stream_panels(L, g, Pass::backward_weights, 2).front(),
+              balanced_block(samples.size(), 2, 0).shifted(samples.begin))
+        << d.to_string();
+    EXPECT_EQ(streamed_pass_volume(L, g, Pass::backward_weights, 2).reduce_scatter,
+              grid_pass_volume(L, g, Pass::backward_weights, Held{}).reduce_scatter)
+        << d.to_string();
+  }
+}
+
+}  // namespace
+}  // namespace convgrid
