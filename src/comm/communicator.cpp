@@ -1,4 +1,4 @@
-// RAII MPI communicator: creation (dup, split), error handler, and freeing.
+// RAII MPI communicator: creation (dup, split, subgroup), error handler, and freeing.
 #include "comm/communicator.hpp"
 
 #include <exception>
@@ -62,6 +62,20 @@ Communicator Communicator::split(int color, int key) const {
   if (color < 0) throw Error(fmt::format("Communicator::split: color {} must be >= 0", color));
   MPI_Comm comm = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split(comm_, color, key, &comm), "MPI_Comm_split");
+  return Communicator(comm);
+}
+
+Communicator Communicator::subgroup(const std::vector<int>& members, int tag) const {
+  MPI_Group all = MPI_GROUP_NULL, part = MPI_GROUP_NULL;
+  check_mpi(MPI_Comm_group(comm_, &all), "MPI_Comm_group");
+  const int incl = MPI_Group_incl(all, static_cast<int>(members.size()), members.data(), &part);
+  MPI_Group_free(&all);
+  check_mpi(incl, "MPI_Group_incl");
+  MPI_Comm comm = MPI_COMM_NULL;
+  const int created = MPI_Comm_create_group(comm_, part, tag, &comm);
+  MPI_Group_free(&part);
+  check_mpi(created, "MPI_Comm_create_group");
+  if (comm == MPI_COMM_NULL) throw Error(fmt::format("Communicator::subgroup: rank {} is not a member", rank_));
   return Communicator(comm);
 }
 

@@ -9,6 +9,8 @@
 
 #include <mpi.h>
 
+#include <vector>
+
 namespace convgrid {
 
 class Communicator {
@@ -32,6 +34,13 @@ class Communicator {
   // MPI_Comm_split (collective): the ranks with the same color (>= 0) form one new communicator,
   // ordered by key, ties broken by the rank here.
   Communicator split(int color, int key) const;
+  // MPI_Comm_create_group (collective over the members only): the ranks `members` of this
+  // communicator, in that order, form a new one; every member passes the same list and `tag`
+  // (distinct tags for creations that may run at once). Where each rank knows its group, as a
+  // grid's fibres do, this asks nothing of the other ranks, where MPI_Comm_split gathers every
+  // rank's color: SimGrid 3.32 does that with a linear gather to rank 0 whose completion costs
+  // grow with the square of the ranks, minutes per split at 4096 (docs/scale.md).
+  Communicator subgroup(const std::vector<int>& members, int tag) const;
   // MPI_Comm_dup (collective): same group, separate message space.
   Communicator dup() const;
 

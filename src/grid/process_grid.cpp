@@ -1,6 +1,8 @@
-// The processor grid: validation, coordinates, and the fibre communicators (MPI_Comm_split, the
-// colour being the grid rank of the fibre's first member and the key the index in the fibre).
+// The processor grid: validation, coordinates, and the fibre communicators (MPI_Comm_create_group
+// over each fibre's members, listed from the grid in the order of their index in it).
 #include "grid/process_grid.hpp"
+
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -21,11 +23,29 @@ const GridDims& validated(const GridDims& dims, const Communicator& parent) {
   return dims;
 }
 
-// The fibre of the ranks that share this rank's coordinates except those zeroed in `first`,
-// ordered by `index`. Rank and index fit in int because the grid's size is a communicator's size.
-Communicator fibre(const Communicator& world, const GridDims& dims, GridCoord first,
-                   int64_t index) {
-  return world.split(static_cast<int>(dims.rank_of(first)), static_cast<int>(index));
+// The fibre of the ranks that share `me`'s coordinates except those marked in `v`, in the order of
+// their index in it (the varying coordinates in grid order, the last fastest: the table of
+// process_grid.hpp). Every rank knows its fibre from the grid alone, so the communicator is made
+// among the members only (Communicator::subgroup); ranks fit in int because the grid's size is a
+// communicator's size.
+struct Varies {
+  bool n = false, k = false, c = false, h = false, w = false;
+};
+Communicator fibre(const Communicator& world, const GridDims& dims, GridCoord me, Varies v, int tag) {
+  std::vector<int> members;
+  GridCoord g = me;
+  for (g.n = v.n ? 0 : me.n; g.n < (v.n ? dims.Pn : me.n + 1); ++g.n) {
+    for (g.k = v.k ? 0 : me.k; g.k < (v.k ? dims.Pk : me.k + 1); ++g.k) {
+      for (g.c = v.c ? 0 : me.c; g.c < (v.c ? dims.Pc : me.c + 1); ++g.c) {
+        for (g.h = v.h ? 0 : me.h; g.h < (v.h ? dims.Ph : me.h + 1); ++g.h) {
+          for (g.w = v.w ? 0 : me.w; g.w < (v.w ? dims.Pw : me.w + 1); ++g.w) {
+            members.push_back(static_cast<int>(dims.rank_of(g)));
+          }
+        }
+      }
+    }
+  }
+  return world.subgroup(members, tag);
 }
 
 }  // namespace
@@ -34,11 +54,10 @@ ProcessGrid::ProcessGrid(const GridDims& dims, const Communicator& parent)
     : dims_(validated(dims, parent)),
       world_(parent.dup()),
       coord_(dims_.coord_of(world_.rank())),
-      k_fibre_(fibre(world_, dims_, {coord_.n, 0, coord_.c, coord_.h, coord_.w}, coord_.k)),
-      c_fibre_(fibre(world_, dims_, {coord_.n, coord_.k, 0, coord_.h, coord_.w}, coord_.c)),
-      nhw_fibre_(fibre(world_, dims_, {0, coord_.k, coord_.c, 0, 0}, dims_.nhw_index(coord_))),
-      spatial_(fibre(world_, dims_, {coord_.n, coord_.k, coord_.c, 0, 0},
-                     coord_.h * dims_.Pw + coord_.w)) {}
+      k_fibre_(fibre(world_, dims_, coord_, {.k = true}, 1)),
+      c_fibre_(fibre(world_, dims_, coord_, {.c = true}, 2)),
+      nhw_fibre_(fibre(world_, dims_, coord_, {.n = true, .h = true, .w = true}, 3)),
+      spatial_(fibre(world_, dims_, coord_, {.h = true, .w = true}, 4)) {}
 
 const Communicator& ProcessGrid::k_fibre_part(int64_t members) const {
   if (members == dims_.Pk) return k_fibre_;

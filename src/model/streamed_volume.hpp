@@ -26,9 +26,10 @@ struct StreamOptions {
 
 // Whether backward-weights on rank g streams filters rather than samples: when the rank reads its
 // input in place (nothing of In to gather, no halo) and dKer is reduced over an nhw-fibre of more
-// than one rank that splits only the samples (so that all its members decide alike). Each filter panel's dKer rows are then complete when the panel is, and their
-// reduce-scatter (non-blocking) runs while the next panel computes, as data-parallel frameworks
-// hide their gradient buckets; with sample panels dKer is complete only after the last one.
+// than one rank that splits only the samples (so that all its members decide alike). Each filter
+// panel's dKer rows are then complete when the panel is, and their reduce-scatter (non-blocking)
+// runs while the next panel computes, as data-parallel frameworks hide their gradient buckets;
+// with sample panels dKer is complete only after the last one.
 bool weights_in_filter_panels(const LayerLayout& layout, GridCoord g);
 
 // The panels of pass p on rank g for `panels` requested (b): the reduction range of the rank's
