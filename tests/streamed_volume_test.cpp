@@ -2,6 +2,7 @@
 // pass streams, and the filter panels of backward-weights, counted by hand.
 #include <gtest/gtest.h>
 
+#include "layout/fibre_slices.hpp"
 #include "model/grid_volume.hpp"
 #include "model/streamed_volume.hpp"
 
@@ -24,9 +25,13 @@ TEST(StreamedVolume, DataParallelWeightsStreamFiltersAndReduceEachPanel) {
     EXPECT_EQ(ps[1], (Range{3, 6}));
     EXPECT_EQ(ps[2], (Range{6, 8}));
     // Panel 0 is flat [0, 162) of the block: slice 0 [0, 108) whole, 54 of slice 1 [108, 216).
-    EXPECT_EQ(filter_panel_counts(L, g, ps[0]), (std::vector<int64_t>{108, 54, 0, 0}));
-    EXPECT_EQ(filter_panel_counts(L, g, ps[1]), (std::vector<int64_t>{0, 54, 108, 0}));
-    EXPECT_EQ(filter_panel_counts(L, g, ps[2]), (std::vector<int64_t>{0, 0, 0, 108}));
+    const Box4 block = L.ker_block(g);
+    EXPECT_EQ(filter_panel_flat(block, ps[0]), (Range{0, 162}));
+    EXPECT_EQ(filter_panel_flat(block, ps[2]), (Range{324, 432}));
+    const std::vector<Slice> slices = FibreSlices(L, g).ker;
+    EXPECT_EQ(filter_panel_counts(slices, filter_panel_flat(block, ps[0])), (std::vector<int64_t>{108, 54, 0, 0}));
+    EXPECT_EQ(filter_panel_counts(slices, filter_panel_flat(block, ps[1])), (std::vector<int64_t>{0, 54, 108, 0}));
+    EXPECT_EQ(filter_panel_counts(slices, filter_panel_flat(block, ps[2])), (std::vector<int64_t>{0, 0, 0, 108}));
     // Each panel's non-blocking reduce-scatter: one message and one round; together the grid
     // algorithm's words, 3 * 108 received on every rank.
     const PassVolume v = streamed_pass_volume(L, g, Pass::backward_weights, 3);

@@ -363,7 +363,7 @@ void StreamedConv::backward_weights_by_filters(const std::vector<Range>& ps, con
   const GridCoord g = coord();
   const GridDims& d = grid_.dims();
   const ConvShape whole = layout_.local_shape(g);
-  const int64_t in_n = whole.C * whole.H * whole.W, per_filter = ker_box_.volume() / whole.K;
+  const int64_t in_n = whole.C * whole.H * whole.W;
   const int64_t me = d.nhw_index(g);
   const Range mine = ker_slices_[me].flat;
   std::vector<Gather> gin, gdout;
@@ -375,8 +375,9 @@ void StreamedConv::backward_weights_by_filters(const std::vector<Range>& ps, con
   stream(gin, in, gdout, dout, /*haloed=*/false, traffic, [&](size_t i, std::vector<Request>& next) {
     ConvShape s = whole;
     s.K = ps[i].size();
-    const int64_t first_flat = (ps[i].begin - ker_box_.r[0].begin) * per_filter, panel_n = s.K * per_filter;
-    float* panel = acc + first_flat;
+    const Range flat = filter_panel_flat(ker_box_, ps[i]);
+    const int64_t panel_n = flat.size();
+    float* panel = acc + flat.begin;
     const int64_t in_step = lead_a_ != 0 ? lead_a_ : in_n, out_step = lead_b_ != 0 ? lead_b_ : s.K * s.Ho() * s.Wo();
     const PlainStrides strides{.input = lead_a_, .grad_output = lead_b_};
     compute_in_pieces(s.N, next, [&](Range samples) {
@@ -390,10 +391,11 @@ void StreamedConv::backward_weights_by_filters(const std::vector<Range>& ps, con
     });
     // dKer[panel's filters | nhw-slice] := reduce-scatter of the panel's rows over nhw-fibre.
     const double t = now();
-    const std::vector<int64_t> counts = filter_panel_counts(layout_, g, ps[i]);
-    const int64_t own_begin = std::clamp(first_flat, mine.begin, mine.end);
-    reductions_.push_back(reduce_scatter_async(grid_.nhw_fibre(), cspan(panel, panel_n),
-                                               mspan(dker + (own_begin - mine.begin), counts[me]), counts, traffic));
+    const std::vector<int64_t> counts = filter_panel_counts(ker_slices_, flat);
+    const Range own = mine.intersect(flat);  // empty ones start past the slice: keep them at its end
+    float* own_dker = dker + (std::min(own.begin, mine.end) - mine.begin);
+    reductions_.push_back(reduce_scatter_async(grid_.nhw_fibre(), cspan(panel, panel_n), mspan(own_dker, own.size()),
+                                               counts, traffic));
     seconds_.comm += now() - t;
   });
   const double t = now();

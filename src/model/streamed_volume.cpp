@@ -65,14 +65,15 @@ std::vector<Range> stream_panels(const LayerLayout& L, GridCoord g, Pass p, int6
   return out;
 }
 
-std::vector<int64_t> filter_panel_counts(const LayerLayout& L, GridCoord g, Range filters) {
-  const Box4 block = L.ker_block(g);
-  const int64_t per_filter = block.volume() / std::max<int64_t>(1, block.extent(0));
-  const Range flat{(filters.begin - block.r[0].begin) * per_filter, (filters.end - block.r[0].begin) * per_filter};
+Range filter_panel_flat(const Box4& ker_block, Range filters) {
+  const int64_t per_filter = ker_block.volume() / std::max<int64_t>(1, ker_block.extent(0));
+  const int64_t first = ker_block.r[0].begin;
+  return {(filters.begin - first) * per_filter, (filters.end - first) * per_filter};
+}
+
+std::vector<int64_t> filter_panel_counts(const std::vector<Slice>& ker_slices, Range panel) {
   std::vector<int64_t> counts;
-  for (const Slice& s : FibreSlices(L, g).ker) {
-    counts.push_back(std::max<int64_t>(0, std::min(s.flat.end, flat.end) - std::max(s.flat.begin, flat.begin)));
-  }
+  for (const Slice& s : ker_slices) counts.push_back(s.flat.intersect(panel).size());
   return counts;
 }
 
@@ -106,7 +107,7 @@ PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64
   // A filter panel's reduce-scatter, non-blocking: every other member sends this rank its part
   // of the panel straight (SMPI's MPI_Ireduce_scatter), one round.
   const auto reduce_panel = [&](Range filters) {
-    const int64_t own = filter_panel_counts(L, g, filters)[me_nhw];
+    const int64_t own = slices.ker[me_nhw].flat.intersect(filter_panel_flat(ker_box, filters)).size();
     const int64_t q = static_cast<int64_t>(ker_fibre.slices.size());
     int64_t near = 0;
     for (int64_t j = 0; j < q; ++j) near += j != me_nhw && ker_fibre.near[j] ? own : 0;

@@ -38,11 +38,13 @@ bool weights_in_filter_panels(const LayerLayout& layout, GridCoord g);
 // size) balanced sub-ranges, larger ones first.
 std::vector<Range> stream_panels(const LayerLayout& layout, GridCoord g, Pass p, int64_t panels);
 
-// The words of panel `filters` (global filter indices within the rank's k_block) in each member's
-// flat dKer slice of g's nhw-fibre, in fibre order: the counts of that panel's reduce-scatter.
-// The panel is one flat range of the Ker block (filters lead), and the slices are consecutive
-// flat ranges of it, so the counts are those of a reduce-scatter of the panel's range.
-std::vector<int64_t> filter_panel_counts(const LayerLayout& layout, GridCoord g, Range filters);
+// Filter panel `filters` (global filter indices within the Ker block `ker_block`) as a flat range
+// of that block: filters lead, so a panel is one range.
+Range filter_panel_flat(const Box4& ker_block, Range filters);
+// The words of flat range `panel` in each of the nhw-fibre's flat dKer slices (FibreSlices::ker),
+// in fibre order. The slices are consecutive flat ranges of the block, so these are the counts of
+// a reduce-scatter of the panel's range.
+std::vector<int64_t> filter_panel_counts(const std::vector<Slice>& ker_slices, Range panel);
 
 // `ranks_per_node` splits the words and rounds by link (model/node_links.hpp; 0: no node level).
 PassVolume streamed_pass_volume(const LayerLayout& layout, GridCoord g, Pass p, int64_t panels,
