@@ -8,6 +8,7 @@
 
 #include "convgrid/checked.hpp"
 #include "convgrid/error.hpp"
+#include "model/node_links.hpp"
 
 namespace convgrid {
 namespace {
@@ -23,29 +24,21 @@ const GridDims& validated(const GridDims& dims, const Communicator& parent) {
   return dims;
 }
 
-// The fibre of the ranks that share `me`'s coordinates except those marked in `v`, in the order of
-// their index in it (the varying coordinates in grid order, the last fastest: the table of
-// process_grid.hpp). Every rank knows its fibre from the grid alone, so the communicator is made
-// among the members only (Communicator::subgroup); ranks fit in int because the grid's size is a
-// communicator's size.
-struct Varies {
-  bool n = false, k = false, c = false, h = false, w = false;
-};
-Communicator fibre(const Communicator& world, const GridDims& dims, GridCoord me, Varies v, int tag) {
-  std::vector<int> members;
-  GridCoord g = me;
-  for (g.n = v.n ? 0 : me.n; g.n < (v.n ? dims.Pn : me.n + 1); ++g.n) {
-    for (g.k = v.k ? 0 : me.k; g.k < (v.k ? dims.Pk : me.k + 1); ++g.k) {
-      for (g.c = v.c ? 0 : me.c; g.c < (v.c ? dims.Pc : me.c + 1); ++g.c) {
-        for (g.h = v.h ? 0 : me.h; g.h < (v.h ? dims.Ph : me.h + 1); ++g.h) {
-          for (g.w = v.w ? 0 : me.w; g.w < (v.w ? dims.Pw : me.w + 1); ++g.w) {
-            members.push_back(static_cast<int>(dims.rank_of(g)));
-          }
-        }
-      }
-    }
+// A fibre's communicator, made among its members only (Communicator::subgroup): every rank knows
+// them from the grid, in the order of their index in the fibre (the table of process_grid.hpp).
+// The k-, c- and nhw-fibres are the cost model's own lists (fibre_ranks, model/node_links.hpp);
+// ranks fit in int because the grid's size is a communicator's size.
+Communicator fibre(const Communicator& world, const std::vector<int64_t>& ranks, int tag) {
+  return world.subgroup(std::vector<int>(ranks.begin(), ranks.end()), tag);
+}
+
+// The spatial fibre through g: ph*Pw + pw order.
+std::vector<int64_t> spatial_ranks(const GridDims& d, GridCoord g) {
+  std::vector<int64_t> ranks;
+  for (g.h = 0; g.h < d.Ph; ++g.h) {
+    for (g.w = 0; g.w < d.Pw; ++g.w) ranks.push_back(d.rank_of(g));
   }
-  return world.subgroup(members, tag);
+  return ranks;
 }
 
 }  // namespace
@@ -54,10 +47,10 @@ ProcessGrid::ProcessGrid(const GridDims& dims, const Communicator& parent)
     : dims_(validated(dims, parent)),
       world_(parent.dup()),
       coord_(dims_.coord_of(world_.rank())),
-      k_fibre_(fibre(world_, dims_, coord_, {.k = true}, 1)),
-      c_fibre_(fibre(world_, dims_, coord_, {.c = true}, 2)),
-      nhw_fibre_(fibre(world_, dims_, coord_, {.n = true, .h = true, .w = true}, 3)),
-      spatial_(fibre(world_, dims_, coord_, {.h = true, .w = true}, 4)) {}
+      k_fibre_(fibre(world_, fibre_ranks(dims_, coord_, Fibre::k), 1)),
+      c_fibre_(fibre(world_, fibre_ranks(dims_, coord_, Fibre::c), 2)),
+      nhw_fibre_(fibre(world_, fibre_ranks(dims_, coord_, Fibre::nhw), 3)),
+      spatial_(fibre(world_, spatial_ranks(dims_, coord_), 4)) {}
 
 const Communicator& ProcessGrid::k_fibre_part(int64_t members) const {
   if (members == dims_.Pk) return k_fibre_;
