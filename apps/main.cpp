@@ -4,9 +4,9 @@
 // not what it claims) is printed once, by rank 0, and every rank exits with status 1. The ranks
 // find out whether they all failed through a barrier on a communicator of its own, waited for
 // at most a few seconds; an error that only some ranks meet is printed by each of them and the
-// whole job is aborted (MPI_Abort), so that no rank is left waiting in a collective. A job
-// stopped by a signal (convgrid::JobStopped) is not an error: every rank prints its line and
-// exits with the stop's status.
+// whole job is aborted with status 1 (convgrid::abort_job), so that no rank is left waiting in a
+// collective. A job stopped by a signal (convgrid::JobStopped) is not an error: every rank prints
+// its line and exits with the stop's status.
 #include <mpi.h>
 
 #include <chrono>
@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "comm/mpi_error.hpp"
 #include "commands.hpp"
 #include "convgrid/error.hpp"
 
@@ -41,10 +42,7 @@ int fail(MPI_Comm error_comm, int rank, int size, const std::string& message) {
     MPI_Finalize();
     return 1;
   }
-  std::fprintf(stderr, "convgrid: error on rank %d: %s\n", rank, message.c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  return 1;
+  convgrid::abort_job("error on rank " + std::to_string(rank) + ": " + message);
 }
 
 }  // namespace

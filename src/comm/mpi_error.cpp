@@ -4,11 +4,11 @@
 #include <mpi.h>
 
 #include <cstdio>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "convgrid/error.hpp"
+#include "sim/job_abort.hpp"
 
 namespace convgrid {
 
@@ -24,9 +24,7 @@ void check_mpi(int rc, std::string_view call) {
 
 void abort_job(std::string_view message) noexcept {
   std::fprintf(stderr, "convgrid: %.*s\n", static_cast<int>(message.size()), message.data());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] true if it ever does
+  sim::abort_all_ranks();
 }
 
 }  // namespace convgrid

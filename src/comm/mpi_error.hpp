@@ -9,8 +9,8 @@ namespace convgrid {
 // Throws convgrid::Error "<call> failed: <MPI's error string>" unless rc is MPI_SUCCESS.
 void check_mpi(int rc, std::string_view call);
 
-// For destructors, which cannot throw: writes "convgrid: <message>" to stderr and aborts the whole
-// job (MPI_Abort), so that no other rank is left waiting.
+// Where throwing is impossible or would leave other ranks waiting: writes "convgrid: <message>" to
+// stderr and ends the whole job with exit status 1 (sim::abort_all_ranks: MPI_Abort under Open MPI).
 [[noreturn]] void abort_job(std::string_view message) noexcept;
 
 }  // namespace convgrid

@@ -18,7 +18,9 @@ namespace convgrid::sim {
 inline constexpr double kStartMargin = 1e-3;
 
 // Waits until every rank of `comm` may start the phase together and returns the start time
-// (MPI_Wtime). Collective over `comm`.
+// (MPI_Wtime). Collective over `comm`. Under SMPI with --compute run, where SMPI charges this
+// machine's CPU time as compute, host noise can push a rank past the common instant: it then
+// starts at once, when its all-reduce ended, and the time returned is that (phase_start.cpp).
 double start_together(const Communicator& comm);
 
 }  // namespace convgrid::sim

@@ -28,6 +28,8 @@ struct RankState {
   // Non-blocking operations posted and not completed (comm/request.hpp).
   int64_t outstanding_requests = 0;
   ComputeMode compute = ComputeMode::run;
+  // SMPI build: whether this rank has said that it started a timed phase late (phase_start.cpp).
+  bool late_start_reported = false;
 };
 
 // This rank's state, created on first use.

@@ -29,6 +29,9 @@
 //     rank starts at one simulated instant, as the cost model assumes, instead of when the
 //     barrier's last message reaches it (up to 9 us later on some ranks than on others on 64
 //     simulated GPUs, against passes of 13-90 us).
+//  9. ending the job from some of its ranks (job_abort.hpp): MPI_Abort under Open MPI; under SMPI
+//     the simulator process exits with status 1, because SimGrid 3.32's MPI_Abort kills every rank
+//     but drops the error code, and the failed simulation ended with status 0.
 // Outside the library, scripts/smpirun.sh preloads platforms/folded_file_on_tmpfs.cpp into the
 // simulator: SimGrid's file behind folded buffers on a tmpfs (host time only).
 #pragma once
