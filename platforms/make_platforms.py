@@ -2,11 +2,15 @@
 """Write the SimGrid platform files of convgrid's SMPI build.
 
     /usr/bin/python3 platforms/make_platforms.py [OUTDIR]      (default: this script's folder)
+    /usr/bin/python3 platforms/make_platforms.py --gpu-nodes N FILE
 
-writes OUTDIR/ib100-cpu.xml and OUTDIR/nvlink-gpu.xml. Standard library only. Every number of
-both platforms is set in the two dictionaries below; platforms/README.md says where each comes
-from and how the link latencies add up along a path. Edit the numbers here, rerun the script and
-commit both the script and the XML files.
+The first form writes OUTDIR/ib100-cpu.xml (4096 hosts) and OUTDIR/nvlink-gpu.xml (the nodes of
+NVLINK_GPU["nodes"]). The second writes nvlink-gpu with N nodes (8 N ranks) to FILE: its size
+grows with N^2 (one fabric link per pair of nodes, see nvlink_gpu), so the 4096-rank file (31 MB)
+is not kept here; scripts/smpirun.sh writes it for a run that needs it. Standard library only.
+Every number of both platforms is set in the two dictionaries below; platforms/README.md says
+where each comes from and how the link latencies add up along a path. Edit the numbers here,
+rerun the script and commit both the script and the XML files.
 """
 
 import os
@@ -27,7 +31,7 @@ IB100_CPU = {
 # into the (non-blocking) NVSwitch; between nodes every GPU has its own HDR adapter into a
 # non-blocking fat tree.
 NVLINK_GPU = {
-    "nodes": 512,
+    "nodes": 128,               # 1024 ranks in the file kept here (--gpu-nodes for more)
     "gpus_per_node": 8,
     "speed": "78Tf",            # profile flop_rate, 7.8e13 flop/s
     "nvlink_bw": "300GBps",     # NVLink 3, per direction per GPU
@@ -35,8 +39,8 @@ NVLINK_GPU = {
     "hca_bw": "25GBps",         # HDR line rate, 200 Gb/s, one adapter per GPU
     "hca_lat_ns": 2000,         # adapter + PCIe + software, at each end
     "fabric_bw": "25GBps",      # a flow crosses switch ports of 200 Gb/s; FATPIPE: never shared
-    "fabric_lat_ns": 500,       # x 2 (up into the fabric, down out of it) = 1 us of switching
-}                               # end to end between nodes: 2 + 0.5 + 0.5 + 2 = 5 us = alpha_s
+    "fabric_lat_ns": 1000,      # the switching between two nodes
+}                               # end to end between nodes: 2 + 1 + 2 = 5 us = alpha_s
 
 HEADER = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -77,32 +81,27 @@ def ib100_cpu(p):
 """
 
 
-def nvlink_gpu(p):
+def nvlink_gpu(p, nodes):
     g = p["gpus_per_node"]
-    one_way_inter = 2 * p["hca_lat_ns"] + 2 * p["fabric_lat_ns"]
+    one_way_inter = 2 * p["hca_lat_ns"] + p["fabric_lat_ns"]
     one_way_intra = 2 * p["nvlink_lat_ns"]
     out = [HEADER]
-    out.append(f"""  <!-- nvlink-gpu: {p['nodes']} DGX A100 nodes x {g} GPUs = {p['nodes'] * g} hosts gpu-0 .. gpu-{p['nodes'] * g - 1},
+    out.append(f"""  <!-- nvlink-gpu: {nodes} DGX A100 nodes x {g} GPUs = {nodes * g} hosts gpu-0 .. gpu-{nodes * g - 1},
        one rank each; gpu-{g}n .. gpu-{g}n+{g - 1} are node n (zone node-n).
        Inside node n (Full routing): gpu-i -> gpu-j = gpu-i-nvlink UP, gpu-j-nvlink DOWN
          ({p['nvlink_bw']} per direction per GPU, {one_way_intra} ns one-way).
        Leaving node n: gpu-i -> router node-n-hca = gpu-i-hca UP (its own adapter, {p['hca_bw']}).
-       Between nodes (Floyd routing over the node zones and the fabric zone):
-         node-n -> ib-fabric = ib-fabric-up, ib-fabric -> node-m = ib-fabric-down.
-       So gpu-i (node n) -> gpu-j (node m) = gpu-i-hca UP, ib-fabric-up, ib-fabric-down,
-         gpu-j-hca DOWN: {p['hca_lat_ns']} + {p['fabric_lat_ns']} + {p['fabric_lat_ns']} + {p['hca_lat_ns']} = {one_way_inter} ns.
-       The fabric links are FATPIPE: every flow gets their whole bandwidth, none shares it. That
-       is the non-blocking fat tree with ideal (adaptive) routing: only the adapters and the
-       NVLink ports are ever shared. -->
-  <zone id="nvlink-gpu" routing="Floyd">
-    <!-- SimGrid's parser wants a <zone> before any <link> in a zone of zones. -->
-    <zone id="ib-fabric" routing="Full">
-      <router id="ib-core"/>
-    </zone>
-    <link id="ib-fabric-up" bandwidth="{p['fabric_bw']}" latency="{ns(p['fabric_lat_ns'])}" sharing_policy="FATPIPE"/>
-    <link id="ib-fabric-down" bandwidth="{p['fabric_bw']}" latency="{ns(p['fabric_lat_ns'])}" sharing_policy="FATPIPE"/>
+       Between nodes n < m (Full routing over the node zones): fabric-n-m, in both directions.
+       So gpu-i (node n) -> gpu-j (node m) = gpu-i-hca UP, fabric-n-m, gpu-j-hca DOWN:
+         {p['hca_lat_ns']} + {p['fabric_lat_ns']} + {p['hca_lat_ns']} = {one_way_inter} ns.
+       The fabric links are FATPIPE, one per pair of nodes: a flow gets their whole bandwidth and
+       shares it with none. That is the non-blocking fat tree with ideal (adaptive) routing: only
+       the adapters and the NVLink ports are ever shared. (One fabric link for all pairs would
+       model the same, but would join every flow between nodes into one max-min system, which
+       SimGrid solves whole again at each message's start and end: README.md.) -->
+  <zone id="nvlink-gpu" routing="Full">
 """)
-    for n in range(p["nodes"]):
+    for n in range(nodes):
         gpus = [n * g + i for i in range(g)]
         out.append(f'    <zone id="node-{n}" routing="Full">\n')
         for r in gpus:
@@ -124,22 +123,35 @@ def nvlink_gpu(p):
             out.append(f'      <route src="gpu-{r}" dst="node-{n}-hca">'
                        f'<link_ctn id="gpu-{r}-hca" direction="UP"/></route>\n')
         out.append("    </zone>\n")
-    for n in range(p["nodes"]):
-        out.append(f'    <zoneRoute src="node-{n}" dst="ib-fabric" gw_src="node-{n}-hca" gw_dst="ib-core" '
-                   f'symmetrical="NO"><link_ctn id="ib-fabric-up"/></zoneRoute>\n')
-        out.append(f'    <zoneRoute src="ib-fabric" dst="node-{n}" gw_src="ib-core" gw_dst="node-{n}-hca" '
-                   f'symmetrical="NO"><link_ctn id="ib-fabric-down"/></zoneRoute>\n')
+    # SimGrid's parser wants every zone of a zone of zones before its first <link>.
+    for a in range(nodes):
+        for b in range(a + 1, nodes):
+            out.append(f'    <link id="fabric-{a}-{b}" bandwidth="{p["fabric_bw"]}" '
+                       f'latency="{ns(p["fabric_lat_ns"])}" sharing_policy="FATPIPE"/>\n')
+    for a in range(nodes):
+        for b in range(a + 1, nodes):
+            out.append(f'    <zoneRoute src="node-{a}" dst="node-{b}" gw_src="node-{a}-hca" '
+                       f'gw_dst="node-{b}-hca"><link_ctn id="fabric-{a}-{b}"/></zoneRoute>\n')
     out.append("  </zone>\n</platform>\n")
     return "".join(out)
 
 
+def write(path, text):
+    with open(path, "w", encoding="ascii") as f:
+        f.write(text)
+    print(f"wrote {path} ({len(text)} bytes)")
+
+
 def main():
-    outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
-    for name, text in (("ib100-cpu.xml", ib100_cpu(IB100_CPU)), ("nvlink-gpu.xml", nvlink_gpu(NVLINK_GPU))):
-        path = os.path.join(outdir, name)
-        with open(path, "w", encoding="ascii") as f:
-            f.write(text)
-        print(f"wrote {path} ({len(text)} bytes)")
+    args = sys.argv[1:]
+    if args[:1] == ["--gpu-nodes"]:
+        if len(args) != 3 or not args[1].isdigit() or int(args[1]) < 1:
+            sys.exit("usage: make_platforms.py --gpu-nodes N FILE, N >= 1")
+        write(args[2], nvlink_gpu(NVLINK_GPU, int(args[1])))
+        return
+    outdir = args[0] if args else os.path.dirname(os.path.abspath(__file__))
+    write(os.path.join(outdir, "ib100-cpu.xml"), ib100_cpu(IB100_CPU))
+    write(os.path.join(outdir, "nvlink-gpu.xml"), nvlink_gpu(NVLINK_GPU, NVLINK_GPU["nodes"]))
 
 
 if __name__ == "__main__":

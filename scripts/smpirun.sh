@@ -45,6 +45,14 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 smpi_hostfile "$platform" "$np" "$work/hosts"
+# platforms/nvlink-gpu.xml holds 1024 ranks: its fabric has a link per pair of nodes, and the
+# 4096-rank file would be 31 MB. A run on more ranks gets a file of its own, written here by the
+# same script (the same numbers, more nodes).
+platform_xml=$root/platforms/$platform.xml
+if [[ $platform == nvlink-gpu && $np -gt $(grep -c '<host ' "$platform_xml") ]]; then
+  platform_xml=$work/$platform.xml
+  /usr/bin/python3 "$root/platforms/make_platforms.py" --gpu-nodes $(((np + 7) / 8)) "$platform_xml" > /dev/null
+fi
 # SimGrid 3.32's Open MPI selector leaves out Open MPI's rule that a reduce-scatter with a zero
 # count takes the non-overlapping algorithm; its recursive halving then returns wrong sums (found
 # by tests/mpi/grid_conv_test at 32 ranks: a dKer block of 12 elements over a fibre of 16). The
@@ -95,7 +103,7 @@ fi
 exec_status=0
 # shellcheck disable=SC2046
 SMPI_HOST_SPEED=$host_speed OMP_NUM_THREADS=1 ${preload[@]+"${preload[@]}"} smpirun -np "$np" \
-  -platform "$root/platforms/$platform.xml" -hostfile "$work/hosts" \
+  -platform "$platform_xml" -hostfile "$work/hosts" \
   $(smpi_platform_flags "$platform") "${fixes[@]}" "${quiet[@]}" ${extra[@]+"${extra[@]}"} "$@" ||
   exec_status=$?
 exit "$exec_status"
