@@ -53,18 +53,18 @@ if [[ $platform == nvlink-gpu && $np -gt $(grep -c '<host ' "$platform_xml") ]];
   platform_xml=$work/$platform.xml
   /usr/bin/python3 "$root/platforms/make_platforms.py" --gpu-nodes $(((np + 7) / 8)) "$platform_xml" > /dev/null
 fi
-# SimGrid 3.32's Open MPI selector leaves out Open MPI's rule that a reduce-scatter with a zero
-# count takes the non-overlapping algorithm; its recursive halving then returns wrong sums (found
-# by tests/mpi/grid_conv_test at 32 ranks: a dKer block of 12 elements over a fibre of 16). The
-# ring, Open MPI's choice for large reduce-scatters, is right with zero counts: it takes them all.
-fixes=(--cfg=smpi/reduce_scatter:ompi_ring)
+# Reduce-scatters take the algorithm Open MPI 4.1's selector picks (the butterfly for most sizes,
+# recursive halving for small vectors, the ring only on fibres under 64 ranks with large ones), as
+# the cost model counts them (src/model/collective_rounds.hpp). SimGrid 3.32's recursive halving
+# sums wrong where a count is zero; convgrid's SMPI build reduces and scatters those itself
+# (src/sim/simulation.hpp, point 10).
 # SMPI charges every MPI_Test that finds its request pending 100 us of simulated time, growing
 # with each such call on any rank, and a test of a non-blocking collective tests each of its
 # point-to-point requests: 126 of them for an all-gather over 64 ranks. It guards against
 # busy-wait loops, which convgrid has none of (the streamed passes test their next panel's
 # requests once per piece of compute). A real MPI_Test is a poll; it is charged nothing here.
 # With the default a streamed forward pass on 16 simulated GPUs took 9.4 ms instead of 0.09 ms.
-fixes+=(--cfg=smpi/test:0 --cfg=smpi/grow-injected-times:no)
+fixes=(--cfg=smpi/test:0 --cfg=smpi/grow-injected-times:no)
 # --compute model injects each kernel's modelled flops (comm: none): no other CPU time may count, or SMPI's
 # own work between MPI calls is charged as compute (platforms/README.md).
 folding=no

@@ -60,11 +60,12 @@ TEST(GridVolume, ChannelSplitsGatherInputAndReduceScatterOutput) {
 TEST(GridVolume, LatencyStepsAreTheRoundsOfOpenMpisAlgorithmsAndOneAHaloMessage) {
   // Grid 2,3,4,1,1: forward gathers In over the k-fibre of 3 (144 bytes a rank: Open MPI's
   // gather + binomial broadcast, 1 + 2 rounds), Ker over the nhw-fibre of 2 (1 round) and
-  // reduce-scatters Out over the c-fibre of 4 (the ring, 3 rounds): 3 messages, 7 rounds.
+  // reduce-scatters Out (a block of 2x2x6x6 words, 576 bytes) over the c-fibre of 4 (recursive
+  // halving, 2 rounds): 3 messages, 6 rounds.
   const char* s = "N=4,C=8,H=6,W=6,K=6,R=1,S=1";
   const PassVolume f = volume(s, GridDims{2, 3, 4, 1, 1}, 0, Pass::forward);
   EXPECT_EQ(f.messages, 3);
-  EXPECT_EQ(f.latency_steps, 7);
+  EXPECT_EQ(f.latency_steps, 6);
   // A halo message is one round: the spatial split above, rank 0 (2 rows from ph=1, and the
   // weights over the nhw-fibre of 2).
   const PassVolume h = volume("N=2,C=3,H=8,W=5,K=4,R=3,S=3,pad=1", GridDims{1, 1, 1, 2, 1}, 0, Pass::forward);

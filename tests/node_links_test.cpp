@@ -83,18 +83,61 @@ TEST(NodeLinks, AnAllGatherOverTwoNodesGoesAtTheNetworksPace) {
 }
 
 TEST(NodeLinks, ASmallReduceScatterRingTakesEachEdgesShare) {
-  // Pc = 4: forward reduce-scatters Out (2x6x6x6) over ranks 0..3, the ring: 3 rounds, rank 0's
-  // slice 2 of the 6 channels (144 words), eager, so the ring is a pipeline.
-  const LayerLayout L(ConvShape::parse("N=2,C=4,H=6,W=6,K=6,R=1,S=1"), GridDims{1, 1, 4, 1, 1});
-  const PassVolume whole = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 4);
-  EXPECT_EQ(whole.latency_steps, 3);
-  EXPECT_DOUBLE_EQ(whole.node_steps, 3);
+  // Pc = 3: forward reduce-scatters Out (2x6x6x6, 1728 bytes) over ranks 0..2: the ring, 2
+  // rounds, rank 0's slice 2 of the 6 channels (144 words), eager, so the ring is a pipeline.
+  const LayerLayout L(ConvShape::parse("N=2,C=3,H=6,W=6,K=6,R=1,S=1"), GridDims{1, 1, 3, 1, 1});
+  const PassVolume whole = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 3);
+  EXPECT_EQ(whole.latency_steps, 2);
+  EXPECT_DOUBLE_EQ(whole.node_steps, 2);
   EXPECT_EQ(whole.node_words, whole.words());
-  // Two nodes of 2: edges 0->1 and 2->3 stay inside a node, 1->2 and 3->0 cross; half of each.
+  // Nodes of 2: edge 0->1 stays inside a node, 1->2 and 2->0 cross; a third of each.
   const PassVolume split = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 2);
-  EXPECT_EQ(split.words(), 3 * 144);
-  EXPECT_DOUBLE_EQ(split.node_steps, 1.5);
-  EXPECT_EQ(split.node_words, 3 * 144 / 2);
+  EXPECT_EQ(split.words(), 2 * 144);
+  EXPECT_DOUBLE_EQ(split.node_steps, 2.0 / 3.0);
+  EXPECT_EQ(split.node_words, 2 * 144 / 3);
+}
+
+TEST(NodeLinks, TheButterflysNearRoundsCarryMostWordsInsideANode) {
+  // Pc = 64 (ranks 0..63), Out of 64x32x32 words (256 KiB): the butterfly, 6 exchanges and the
+  // mirror exchange. On nodes of 8 the exchanges with partners 1, 2 and 4 away stay inside a
+  // node and carry 1/2 + 1/4 + 1/8 of the 63/64 of the vector that the exchanges move.
+  const LayerLayout L(ConvShape::parse("N=1,C=64,H=32,W=32,K=64,R=1,S=1"), GridDims{1, 1, 64, 1, 1});
+  const PassVolume v = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 8);
+  EXPECT_EQ(v.reduce_scatter, 63 * 1024);
+  EXPECT_EQ(v.latency_steps, 7);
+  EXPECT_DOUBLE_EQ(v.node_steps, 3);
+  EXPECT_EQ(v.node_words, 63 * 1024 * 56 / 63);
+  EXPECT_EQ(v.surplus_words, 0);
+  const PassVolume one = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 64);
+  EXPECT_EQ(one.node_words, one.words());
+  EXPECT_DOUBLE_EQ(one.node_steps, 7);
+}
+
+TEST(NodeLinks, RecursiveHalvingSendsItsLargestHalfFarthest) {
+  // Pc = 16 (ranks 0..15), Out of 16x4x4 words (1 KiB): recursive halving, partners 8, 4, 2, 1
+  // away. On nodes of 8 the first exchange (half of the vector) crosses, the other three do not:
+  // 1/4 + 1/8 + 1/16 of the 15/16 the exchanges move.
+  const LayerLayout L(ConvShape::parse("N=1,C=16,H=4,W=4,K=16,R=1,S=1"), GridDims{1, 1, 16, 1, 1});
+  const PassVolume v = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 8);
+  EXPECT_EQ(v.reduce_scatter, 15 * 16);
+  EXPECT_EQ(v.latency_steps, 4);
+  EXPECT_DOUBLE_EQ(v.node_steps, 3);
+  EXPECT_EQ(v.node_words, 15 * 16 * 7 / 15);
+}
+
+TEST(NodeLinks, AFoldOverAFibreThatIsNotAPowerOfTwoMovesTheWholeVectorForTimeAlone) {
+  // Pc = 6, Out of 6x4x4 words: recursive halving over 4 after members 0 and 2 fold into 1 and 3,
+  // which receives their whole vector (96 words) beyond the counted ones.
+  const LayerLayout L(ConvShape::parse("N=1,C=6,H=4,W=4,K=6,R=1,S=1"), GridDims{1, 1, 6, 1, 1});
+  const PassVolume apart = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 0);
+  EXPECT_EQ(apart.reduce_scatter, 5 * 16);
+  EXPECT_EQ(apart.latency_steps, 4);
+  EXPECT_EQ(apart.surplus_words, 96);
+  EXPECT_EQ(apart.surplus_node_words, 0);
+  EXPECT_EQ(CommLoad::of(apart).network_words, 5 * 16 + 96);
+  const PassVolume pairs = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 2);  // 0,1 and 2,3 share nodes
+  EXPECT_EQ(pairs.surplus_node_words, 96);
+  EXPECT_EQ(CommLoad::of(pairs).node_words, pairs.node_words + 96);
 }
 
 TEST(NodeLinks, ALargeReduceScatterRingGoesInLockstep) {

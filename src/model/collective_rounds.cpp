@@ -1,4 +1,5 @@
-// Open MPI 4.1's choice of all-gather algorithm and its rounds (see collective_rounds.hpp).
+// Open MPI 4.1's choice of all-gather and reduce-scatter algorithms and their rounds (see
+// collective_rounds.hpp).
 #include "model/collective_rounds.hpp"
 
 namespace convgrid {
@@ -39,6 +40,66 @@ int64_t ceil_log2(int64_t q) {
   int64_t r = 0;
   while ((int64_t{1} << r) < q) ++r;
   return r;
+}
+
+int64_t floor_log2(int64_t q) {
+  int64_t r = 0;
+  while ((int64_t{2} << r) <= q) ++r;
+  return r;
+}
+
+ReduceScatter reduce_scatter_algorithm(int64_t q, int64_t total_bytes) {
+  using A = ReduceScatter;
+  const int64_t b = total_bytes;
+  if (q < 4) return b >= 65536 && b < 131072 ? A::butterfly : A::ring;
+  if (q < 8) return b < 8 ? A::non_overlapping : b < 262144 ? A::recursive_halving : A::ring;
+  if (q < 32) return b < 262144 ? A::recursive_halving : A::ring;
+  if (q < 64) {
+    if (b < 64) return A::non_overlapping;
+    if (b < 2048) return A::recursive_halving;
+    return b < 524288 ? A::butterfly : A::ring;
+  }
+  if (q < 128) {
+    if (b < 256) return A::non_overlapping;
+    if (b < 512) return A::recursive_halving;
+    if (b < 2048) return A::butterfly;
+    return b < 4096 ? A::recursive_halving : A::butterfly;
+  }
+  if (q < 256) return b < 256 ? A::non_overlapping : b < 512 ? A::recursive_halving : A::butterfly;
+  if (q < 512) return b < 256 ? A::non_overlapping : b < 1024 ? A::recursive_halving : A::butterfly;
+  if (q < 1024) {
+    if (b < 512) return A::non_overlapping;
+    if (b < 2048) return A::recursive_halving;
+    if (b < 8192) return A::butterfly;
+    return b < 16384 ? A::recursive_halving : A::butterfly;
+  }
+  if (q < 2048) {
+    if (b < 512) return A::non_overlapping;
+    if (b < 4096) return A::recursive_halving;
+    if (b < 16384) return A::butterfly;
+    return b < 32768 ? A::recursive_halving : A::butterfly;
+  }
+  if (q < 4096) return b < 512 ? A::non_overlapping : b < 4096 ? A::recursive_halving : A::butterfly;
+  return b < 1024 ? A::non_overlapping : b < 8192 ? A::recursive_halving : A::butterfly;
+}
+
+int64_t reduce_scatter_rounds(int64_t q, int64_t total_bytes) {
+  if (q <= 1) return 0;
+  const int64_t lg = floor_log2(q);
+  const bool folded = (int64_t{1} << lg) != q;  // a fold before the exchanges and a return after
+  switch (reduce_scatter_algorithm(q, total_bytes)) {
+    case ReduceScatter::non_overlapping:
+      return ceil_log2(q) + 1;
+    case ReduceScatter::recursive_halving:
+      return lg + (folded ? 2 : 0);
+    case ReduceScatter::butterfly:
+      // The mirror exchange is the identity over 2 ranks; the excluded ranks of a fold receive
+      // their results in it.
+      return lg + (folded ? 1 : 0) + (lg >= 2 || folded ? 1 : 0);
+    case ReduceScatter::ring:
+      break;
+  }
+  return q - 1;
 }
 
 int64_t all_gather_rounds(int64_t q, int64_t total_bytes) {

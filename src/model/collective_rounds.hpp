@@ -9,13 +9,20 @@
 //       ring q-1 rounds, neighbour exchange q/2 (q even; the ring otherwise), Bruck ceil(log2 q),
 //       two-process exchange 1, and "gather + broadcast" 1 + ceil(log2 q) (the binomial
 //       broadcast convgrid's runs select);
-//   - blocking reduce-scatter: the ring, q-1 rounds (scripts/smpirun.sh selects it; Open MPI
-//       takes it for large reduce-scatters);
+//   - blocking reduce-scatter (a commutative sum): by q and the bytes of the whole vector
+//       (ompi_coll_tuned_reduce_scatter_intra_dec_fixed; SimGrid 3.32's selector has the same
+//       table): the ring q-1 rounds; the butterfly (Traff) floor(log2 q) pairwise exchanges,
+//       nearest partner first, then a mirror exchange of the results, with a fold before and a
+//       return after when q is not a power of two; recursive halving the same exchanges,
+//       farthest first, without the mirror; "non-overlapping" a reduce to rank 0 (a tree,
+//       ceil(log2 q) rounds) and a scatterv (one);
 //   - non-blocking all-gather and reduce-scatter (the streamed passes): every member sends to
 //       every other at once, one round (Open MPI's libnbc and SMPI both post them linearly);
 //   - all-to-all (a redistribution, comm/collectives.hpp): one round of point-to-point messages;
 //   - a halo message: one round.
-// Words are not affected: every one of these algorithms delivers each rank the same words.
+// Counted words are not affected: each algorithm delivers each rank the same words. What one
+// moves beyond them (the fold of the butterfly and of recursive halving when q is not a power
+// of two sends a whole vector) is charged to time alone (model/node_links.hpp).
 #pragma once
 
 #include <cstdint>
@@ -25,13 +32,19 @@ namespace convgrid {
 // Rounds of a blocking all-gather over `q` ranks of `total_bytes` in all (every member's part).
 int64_t all_gather_rounds(int64_t q, int64_t total_bytes);
 
-// Rounds of a blocking reduce-scatter over `q` ranks (the ring).
-inline int64_t reduce_scatter_rounds(int64_t q) { return q > 1 ? q - 1 : 0; }
+// Open MPI 4.1's blocking reduce-scatter algorithms, and its choice among them for `q` ranks and
+// `total_bytes` in the whole vector (every member's part).
+enum class ReduceScatter { non_overlapping, recursive_halving, ring, butterfly };
+ReduceScatter reduce_scatter_algorithm(int64_t q, int64_t total_bytes);
+
+// Rounds of a blocking reduce-scatter over `q` ranks of `total_bytes` in all.
+int64_t reduce_scatter_rounds(int64_t q, int64_t total_bytes);
 
 // Rounds of a non-blocking all-gather or reduce-scatter over `q` ranks.
 inline int64_t nonblocking_rounds(int64_t q) { return q > 1 ? 1 : 0; }
 
-// ceil(log2 q) for q >= 1.
+// ceil(log2 q) and floor(log2 q) for q >= 1.
 int64_t ceil_log2(int64_t q);
+int64_t floor_log2(int64_t q);
 
 }  // namespace convgrid

@@ -18,18 +18,10 @@ class Charges {
 
   // In over the input fibre (read pixels of the other slices) and the halo from spatial neighbours.
   void gather_input() {
-    const Range fibre = L_.in_fibre_of(g_.k);
-    if (fibre.size() > 1) {
-      int64_t total = 0, words = 0;
-      for (int64_t j = fibre.begin; j < fibre.end; ++j) {
-        GridCoord o = g_;
-        o.k = j;
-        const int64_t w = L_.read_count(L_.in_slice(o));
-        total += w;
-        if (j != g_.k) words += w;
-      }
-      v.all_gather += words;
-      blocking_gather(Fibre::k, total * kBytesPerWord, words);
+    if (L_.in_fibre_of(g_.k).size() > 1) {
+      const InSlices in = in_slices();
+      v.all_gather += in.total - in.own;
+      blocking_gather(Fibre::k, in.total * kBytesPerWord, in.total - in.own);
     }
     halo(L_.halo_recv(g_));
   }
@@ -52,8 +44,23 @@ class Charges {
     }
   }
 
-  void reduce_scatter(Fibre f, int64_t own_slice_words) {
-    add_reduce_scatter(v, L_.dims(), g_, f, node_, own_slice_words, in_fibre(f));
+  // Out over the c-fibre, dIn's read pixels over the input fibre, dKer over the nhw-fibre.
+  void reduce_scatter(Fibre f) {
+    int64_t own = 0, total = 0;
+    switch (f) {
+      case Fibre::c:
+        own = L_.out_slice(g_).size(), total = L_.out_block(g_).volume();
+        break;
+      case Fibre::nhw:
+        own = L_.ker_slice(g_).size(), total = L_.ker_block(g_).volume();
+        break;
+      case Fibre::k: {
+        const InSlices in = in_slices();
+        own = in.own, total = in.total;
+        break;
+      }
+    }
+    add_reduce_scatter(v, L_.dims(), g_, f, node_, own, total, in_fibre(f));
   }
 
   // One message from each neighbour that sends words.
@@ -73,6 +80,23 @@ class Charges {
   // The k-fibre's collectives run over the input fibre.
   int64_t in_fibre(Fibre f) const { return f == Fibre::k ? L_.in_fibre_size() : 0; }
 
+  // The read pixels of the input fibre's slices: this rank's and all of them.
+  struct InSlices {
+    int64_t own = 0, total = 0;
+  };
+  InSlices in_slices() const {
+    InSlices in;
+    const Range fibre = L_.in_fibre_of(g_.k);
+    for (int64_t j = fibre.begin; j < fibre.end; ++j) {
+      GridCoord o = g_;
+      o.k = j;
+      const int64_t w = L_.read_count(L_.in_slice(o));
+      in.total += w;
+      if (j == g_.k) in.own = w;
+    }
+    return in;
+  }
+
   void blocking_gather(Fibre f, int64_t total_bytes, int64_t words) {
     const int64_t q = fibre_size(L_.dims(), f, in_fibre(f));
     const int64_t rounds = all_gather_rounds(q, total_bytes);
@@ -89,8 +113,8 @@ class Charges {
 }  // namespace
 
 CommLoad CommLoad::of(const PassVolume& v) {
-  return {v.messages, static_cast<double>(v.latency_steps) - v.node_steps, v.node_steps, v.words() - v.node_words,
-          v.node_words};
+  return {v.messages, static_cast<double>(v.latency_steps) - v.node_steps, v.node_steps,
+          v.words() - v.node_words + v.surplus_words - v.surplus_node_words, v.node_words + v.surplus_node_words};
 }
 
 CommLoad CommLoad::max_with(const CommLoad& o) const {
@@ -104,19 +128,19 @@ PassVolume grid_pass_volume(const LayerLayout& L, GridCoord g, Pass pass, Held h
     case Pass::forward:
       if (!held.in_needed) c.gather_input();
       if (!held.ker_block) c.gather_weights();
-      c.reduce_scatter(Fibre::c, L.out_slice(g).size());
+      c.reduce_scatter(Fibre::c);
       break;
     case Pass::backward_data:
       if (!held.dout_block) c.gather_grad_output();
       if (!held.ker_block) c.gather_weights();
       // Reverse halo: contributions to the rank's own input pixels from the ranks that read them.
       c.halo(L.halo_send(g));
-      c.reduce_scatter(Fibre::k, L.read_count(L.in_slice(g)));
+      c.reduce_scatter(Fibre::k);
       break;
     case Pass::backward_weights:
       if (!held.in_needed) c.gather_input();
       if (!held.dout_block) c.gather_grad_output();
-      c.reduce_scatter(Fibre::nhw, L.ker_slice(g).size());
+      c.reduce_scatter(Fibre::nhw);
       break;
   }
   return c.v;

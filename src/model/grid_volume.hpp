@@ -10,7 +10,7 @@
 //                                non-empty point-to-point receive;
 //   latency steps (for time)   : the rounds of messages those take in MPI's algorithms
 //                                (model/collective_rounds.hpp: Open MPI's choice of all-gather
-//                                by size, the ring for reduce-scatters), one per point-to-point
+//                                and reduce-scatter by size), one per point-to-point
 //                                receive. Not counted at run time: the time model's, checked
 //                                against simulation (docs/scale.md).
 //   node words and steps       : the part of the words and rounds over links inside a node when
@@ -34,6 +34,9 @@ struct PassVolume {
   int64_t node_words = 0;  // of words(), those over links inside a node
   double node_steps = 0;   // of latency_steps, the rounds at the node's latency (a pipelined
                            // ring: the share of its edges inside a node)
+  int64_t surplus_words = 0;       // moved beyond the counted words (a reduce-scatter's fold over
+                                   // a fibre that is not a power of two): time only
+  int64_t surplus_node_words = 0;  // of surplus_words, those over links inside a node
 
   int64_t words() const { return all_gather + reduce_scatter + point_to_point; }
 };

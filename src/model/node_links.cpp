@@ -98,17 +98,91 @@ void charge_lockstep(PassVolume& v, bool in_one_node, int64_t rounds, int64_t wo
   v.node_steps += static_cast<double>(rounds);
 }
 
+namespace {
+
+// World rank of member i of a fibre made of `r`'s runs.
+int64_t member_rank(const Runs& r, int64_t i) { return r.first + (i / r.length) * r.stride + i % r.length; }
+
+// The member a pairwise algorithm's virtual rank v stands for when q = pof2 + rem: after the
+// fold, the first rem odd members and the members from 2 rem on (Open MPI's numbering).
+int64_t folded_member(int64_t v, int64_t rem) { return v < rem ? 2 * v + 1 : v + rem; }
+
+// Whether every pair of an exchange round shares a node: virtual ranks v and v ^ mask (mask > 0),
+// or, for mask 0, the fold's pairs of members 2i and 2i + 1, i < rem.
+bool round_inside_nodes(const Runs& r, int64_t pof2, int64_t rem, int64_t mask, int64_t ranks_per_node) {
+  if (mask == 0) {
+    for (int64_t i = 0; i < rem; ++i) {
+      if (!same_node(member_rank(r, 2 * i), member_rank(r, 2 * i + 1), ranks_per_node)) return false;
+    }
+    return true;
+  }
+  for (int64_t v = 0; v < pof2; ++v) {
+    if ((v & mask) != 0) continue;
+    const int64_t a = member_rank(r, folded_member(v, rem)), b = member_rank(r, folded_member(v | mask, rem));
+    if (!same_node(a, b, ranks_per_node)) return false;
+  }
+  return true;
+}
+
+// The butterfly's and recursive halving's node part. Each round is a send-receive between pairs
+// (lockstep, as the all-gathers): a round is the node's when all its pairs share a node. Round
+// j of the log2(pof2) halves the vector (j = 0 moves a half, j = 1 a quarter, ...): over the
+// partner at distance 2^j in the butterfly, pof2 / 2^(j+1) in recursive halving. The counted
+// words are split between the rounds in those proportions. The fold sends the whole vector
+// between members 2i and 2i + 1 (the caller counts it as surplus words, time only; here the part
+// inside a node), and the rounds after the exchanges
+// (the mirror exchange, the return to the folded members) are the node's when the fibre is.
+void charge_pairwise(PassVolume& v, const Runs& r, int64_t q, bool butterfly, int64_t ranks_per_node,
+                     bool in_one_node, int64_t words, int64_t total_words, int64_t rounds) {
+  const int64_t lg = floor_log2(q), pof2 = int64_t{1} << lg, rem = q - pof2;
+  double node_share = 0, exchange_share = 0;
+  int64_t node_rounds = 0;
+  for (int64_t j = 0; j < lg; ++j) {
+    const double share = 1.0 / static_cast<double>(int64_t{2} << j);
+    const int64_t mask = butterfly ? int64_t{1} << j : pof2 >> (j + 1);
+    exchange_share += share;
+    if (in_one_node || round_inside_nodes(r, pof2, rem, mask, ranks_per_node)) {
+      node_share += share;
+      ++node_rounds;
+    }
+  }
+  v.node_words += static_cast<int64_t>(static_cast<double>(words) * node_share / exchange_share);
+  v.node_steps += static_cast<double>(node_rounds + (in_one_node ? rounds - lg : 0));
+  if (rem > 0 && (in_one_node || round_inside_nodes(r, pof2, rem, 0, ranks_per_node))) {
+    v.surplus_node_words += total_words;
+  }
+}
+
+}  // namespace
+
 void add_reduce_scatter(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node,
-                        int64_t own_slice_words, int64_t in_fibre) {
+                        int64_t own_slice_words, int64_t total_words, int64_t in_fibre) {
   const int64_t q = fibre_size(d, f, in_fibre);
   if (q <= 1) return;
-  const int64_t words = (q - 1) * own_slice_words, rounds = reduce_scatter_rounds(q);
+  const int64_t total_bytes = total_words * static_cast<int64_t>(sizeof(float));
+  const ReduceScatter algorithm = reduce_scatter_algorithm(q, total_bytes);
+  const int64_t words = (q - 1) * own_slice_words, rounds = reduce_scatter_rounds(q, total_bytes);
   v.reduce_scatter += words;
   v.messages += 1;
   v.latency_steps += rounds;
+  const bool pairwise = algorithm == ReduceScatter::butterfly || algorithm == ReduceScatter::recursive_halving;
+  if (pairwise && q != (int64_t{1} << floor_log2(q))) v.surplus_words += total_words;  // the fold
   if (ranks_per_node <= 1) return;
+  const bool in_one_node = fibre_in_one_node(d, g, f, ranks_per_node, in_fibre);
+  switch (algorithm) {
+    case ReduceScatter::butterfly:
+    case ReduceScatter::recursive_halving:
+      charge_pairwise(v, fibre_runs(d, g, f, in_fibre), q, algorithm == ReduceScatter::butterfly, ranks_per_node,
+                      in_one_node, words, total_words, rounds);
+      return;
+    case ReduceScatter::non_overlapping:  // a tree and a scatter: lockstep
+      charge_lockstep(v, in_one_node, rounds, words);
+      return;
+    case ReduceScatter::ring:
+      break;
+  }
   if (own_slice_words * static_cast<int64_t>(sizeof(float)) >= kEagerBytes) {
-    charge_lockstep(v, fibre_in_one_node(d, g, f, ranks_per_node, in_fibre), rounds, words);
+    charge_lockstep(v, in_one_node, rounds, words);
     return;
   }
   const int64_t node_edges = q - ring_network_edges(d, g, f, ranks_per_node, in_fibre);

@@ -8,6 +8,9 @@
 //     broadcast) exchange with a partner every round (send-receive) and post each receive only
 //     when the round begins. One slow pair holds back all, so a fibre that spans two nodes pays
 //     the network's latency and bandwidth for every round, one inside a node the node's;
+//   - pairwise: the butterfly and recursive halving reduce-scatters (model/collective_rounds.hpp)
+//     exchange halves of the vector with one partner a round; a round is the node's when every
+//     pair of it shares a node, and carries its half, quarter, ... of the words;
 //   - pipelined: the reduce-scatter ring posts each round's receive a round ahead, so when its
 //     blocks are small enough to be sent eagerly (below kEagerBytes) a rank waits only for the
 //     block coming round the ring: the collective takes the sum over the ring's edges (member i
@@ -54,10 +57,11 @@ int64_t spatial_peer_rank(const GridDims& d, GridCoord g, int64_t peer);
 // Charges the node's part of a collective to `v`, whose words and latency_steps the caller has
 // already added `words` and `rounds` to.
 void charge_lockstep(PassVolume& v, bool in_one_node, int64_t rounds, int64_t words);
-// The blocking reduce-scatter (the ring) over g's fibre of the rank's own slice of
-// `own_slice_words`: its words, message and rounds, and their links.
+// The blocking reduce-scatter over g's fibre of a vector of `total_words` (every member's slice),
+// the rank's own slice `own_slice_words`: its words, message and rounds, and their links, for
+// the algorithm Open MPI picks (model/collective_rounds.hpp).
 void add_reduce_scatter(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node,
-                        int64_t own_slice_words, int64_t in_fibre = 0);
+                        int64_t own_slice_words, int64_t total_words, int64_t in_fibre = 0);
 // A linear collective's or a point-to-point message's: `node_words` of its words come from peers
 // on the rank's node; its `rounds` (one, or none when nothing moves) are the node's when every
 // peer is.

@@ -2,6 +2,7 @@
 #include "model/streamed_volume.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "layout/fibre_slices.hpp"
 #include "layout/pack.hpp"
@@ -102,8 +103,10 @@ PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64
     v.latency_steps += rounds;
     charge_linear(v, rounds, near_words, f.all_near);
   };
-  // The final reduce-scatter, blocking: the ring.
-  const auto reduce = [&](Fibre f, int64_t own_words) { add_reduce_scatter(v, d, g, f, ranks_per_node, own_words); };
+  // The final reduce-scatter, blocking (the algorithm Open MPI picks for its size).
+  const auto reduce = [&](Fibre f, int64_t own_words, const std::vector<int64_t>& counts) {
+    add_reduce_scatter(v, d, g, f, ranks_per_node, own_words, std::accumulate(counts.begin(), counts.end(), int64_t{0}));
+  };
   // A filter panel's reduce-scatter, non-blocking: every other member sends this rank its part
   // of the panel straight (SMPI's MPI_Ireduce_scatter), one round.
   const auto reduce_panel = [&](Range filters) {
@@ -144,15 +147,15 @@ PassVolume streamed_pass_volume(const LayerLayout& L, GridCoord g, Pass p, int64
     }
   }
   switch (p) {
-    case Pass::forward: reduce(Fibre::c, L.out_slice(g).size()); break;
+    case Pass::forward: reduce(Fibre::c, L.out_slice(g).size(), slices.out_size); break;
     case Pass::backward_data:
       if (!L.input_in_place(g)) {
         halo(L, g, ranks_per_node, send, all, all, v);  // the reverse halo receives what the forward one sent
-        reduce(Fibre::k, L.read_count(L.in_slice(g)));
+        reduce(Fibre::k, L.read_count(L.in_slice(g)), slices.in_read);
       }
       break;
     case Pass::backward_weights:
-      if (!filter_panels) reduce(Fibre::nhw, L.ker_slice(g).size());
+      if (!filter_panels) reduce(Fibre::nhw, L.ker_slice(g).size(), slices.ker_size);
       break;
   }
   return v;

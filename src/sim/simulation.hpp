@@ -32,6 +32,14 @@
 //  9. ending the job from some of its ranks (job_abort.hpp): MPI_Abort under Open MPI; under SMPI
 //     the simulator process exits with status 1, because SimGrid 3.32's MPI_Abort kills every rank
 //     but drops the error code, and the failed simulation ended with status 0.
+// 10. a blocking reduce-scatter in which some rank's count is zero (comm/collectives.cpp) is a
+//     reduce to rank 0 and a scatterv, Open MPI's "non-overlapping" algorithm, under SMPI; the
+//     Open MPI build calls MPI_Reduce_scatter. For small vectors Open MPI's choice (and SimGrid's
+//     selector, which has the same table) is recursive halving, and SimGrid 3.32's copy of it
+//     posts a round's receive only when this rank also sends: a partner whose part is empty
+//     leaves stale words that are added into the sum (found by tests/mpi/grid_conv_test at 32
+//     ranks: a dKer block of 12 elements over a fibre of 16). Open MPI's own recursive halving
+//     receives whatever is sent.
 // Outside the library, scripts/smpirun.sh preloads platforms/folded_file_on_tmpfs.cpp into the
 // simulator: SimGrid's file behind folded buffers on a tmpfs (host time only).
 #pragma once
