@@ -6,8 +6,8 @@
 # checks that every rank's words equal the model.
 #
 # Usage: bash bench/scale.sh [OUT_DIR]   (default docs/results/scale)
-#   SCALE_PROCS      rank counts (default "64 256": 35-60 minutes here; 1024 takes 40-70 min and
-#                    about 10 GB a run, 4096 does not fit this machine, docs/scale.md)
+#   SCALE_PROCS      rank counts (default "64 256": about 45 minutes here; 1024 takes 9-32 minutes
+#                    and 2.7-16.5 GB a run, 4096 does not fit this machine, docs/scale.md)
 #   SCALE_PLATFORMS  platforms (default "ib100-cpu nvlink-gpu")
 #   SCALE_PLANS      plans (default "planner data hybrid"; "time" is the planner with --objective time,
 #                    fewest modelled seconds instead of fewest words)
