@@ -45,6 +45,9 @@ TEST(CollectiveRounds, NeighbourExchangeTakesHalfTheRanksAndTheRingOnOddCounts) 
   EXPECT_EQ(rounds(4, 1000), 2);
   EXPECT_EQ(rounds(5, 1000), 4);  // odd: Open MPI falls back to the ring
   EXPECT_EQ(rounds(200, 2048), 100);
+  EXPECT_EQ(all_gather_algorithm(1024, 1024 * 4096), AllGather::neighbour);
+  EXPECT_EQ(all_gather_algorithm(5, 5 * 1000), AllGather::ring);
+  EXPECT_EQ(all_gather_algorithm(12, 12 * 1024), AllGather::bruck);
 }
 
 TEST(CollectiveRounds, LargeGathersTakeTheRing) {

@@ -1,13 +1,16 @@
 // The layer planner: its pruned search finds the same grid as evaluating every grid, for both
-// objectives and under memory limits; an unmeetable limit names the smallest one that works.
+// objectives, on the CPU and GPU profiles and under memory limits; an unmeetable limit names the
+// smallest one that works; only the streamed algorithm overlaps transfers with its kernel.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "convgrid/error.hpp"
+#include "model/pass_cost.hpp"
 #include "plan/layer_planner.hpp"
 #include "throws_input_error.hpp"
 
@@ -46,15 +49,16 @@ TEST(LayerPlanner, PrunedSearchEqualsExhaustiveSearch) {
   for (const char* text : kShapes) {
     const ConvShape s = ConvShape::parse(text);
     for (int64_t P : {1, 2, 6, 8, 24, 64}) {
-      for (Objective obj : {Objective::volume, Objective::time}) {
+      for (auto [obj, profile] : {std::pair{Objective::volume, "ib100-cpu"}, std::pair{Objective::time, "ib100-cpu"},
+                                  std::pair{Objective::time, "nvlink-gpu"}}) {
         for (bool train : {false, true}) {
           PlanOptions o;
           o.procs = P;
           o.objective = obj;
           o.allow_streaming = false;  // the grid algorithm alone (streaming: below)
-          o.profile = load_profile("ib100-cpu");
+          o.profile = load_profile(profile);
           if (train) o.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
-          SCOPED_TRACE(fmt::format("{} P={} {} {}", text, P, obj == Objective::time ? "time" : "volume",
+          SCOPED_TRACE(fmt::format("{} P={} {} {} {}", text, P, obj == Objective::time ? "time" : "volume", profile,
                                    train ? "train" : "fwd"));
           const LayerPlan plan = plan_layer(s, o);
           EXPECT_EQ(plan.grid, *exhaustive(s, o));
@@ -134,6 +138,31 @@ TEST(LayerPlanner, DepthwiseSplitsChannelsAndMovesNothing) {
 // Issue #5's target: a third of the unconstrained plan's memory still yields a plan (ResNet-50's
 // res5 3x3 layer, batch 256, P = 512, training passes): the streamed algorithm, whose words are the
 // grid algorithm's with nothing held, under the limit on every rank.
+TEST(LayerPlanner, OnlyTheStreamedAlgorithmHidesTransfersBehindTheKernel) {
+  // nvlink-gpu allows overlap. The grid algorithm's passes wait for their gathers before the
+  // kernel and reduce after it: latency + transfer + compute. The streamed passes pipeline their
+  // panels: latency + max(transfer, compute).
+  const ConvShape s = ConvShape::parse("N=64,C=128,H=28,W=28,K=128,R=3,S=3,pad=1");
+  PlanOptions o = training_options(16);
+  o.profile = load_profile("nvlink-gpu");
+  ASSERT_TRUE(o.profile.overlap);
+  const GridDims grid{4, 2, 2, 1, 1};
+  const double flops = local_flops(LayerLayout(s, grid), GridCoord{});
+  const LayerPlan whole = evaluate_grid(s, grid, o);
+  ASSERT_EQ(whole.passes.size(), 3U);
+  for (const PassFigures& f : whole.passes) {
+    const PassTime t = pass_time_parts(o.profile, f.volume.max_load, flops);
+    ASSERT_GT(t.transfer_s, 0);
+    EXPECT_DOUBLE_EQ(f.time_s, t.latency_s + t.transfer_s + t.compute_s);
+    EXPECT_GT(f.time_s, t.total_s);
+  }
+  const LayerPlan streamed = evaluate_streamed(s, grid, o, 4);
+  for (const PassFigures& f : streamed.passes) {
+    const PassTime t = pass_time_parts(o.profile, f.volume.max_load, flops);
+    EXPECT_DOUBLE_EQ(f.time_s, t.latency_s + std::max(t.transfer_s, t.compute_s));
+  }
+}
+
 TEST(LayerPlanner, StreamingMeetsAThirdOfTheMemory) {
   const ConvShape s = ConvShape::parse("N=256,C=512,H=7,W=7,K=512,R=3,S=3,pad=1");
   PlanOptions o = training_options(512);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/collective_rounds.hpp"
 #include "model/pass_cost.hpp"
 #include "model/streamed_volume.hpp"
 
@@ -72,14 +73,54 @@ TEST(NodeLinks, FibreMembersInCommunicatorOrder) {
 }
 
 TEST(NodeLinks, AnAllGatherOverTwoNodesGoesAtTheNetworksPace) {
-  // Pk = 4 (ranks 0..3): forward gathers In over the k-fibre, in lockstep rounds.
-  const LayerLayout L(ConvShape::parse("N=2,C=8,H=6,W=6,K=8,R=1,S=1"), GridDims{1, 4, 1, 1, 1});
+  // Pk = 4 (ranks 0..3): forward gathers In (2x8x16x16, 4 KiB a rank) over the k-fibre with the
+  // ring, in lockstep rounds.
+  const LayerLayout L(ConvShape::parse("N=2,C=8,H=16,W=16,K=8,R=1,S=1"), GridDims{1, 4, 1, 1, 1});
+  ASSERT_EQ(all_gather_algorithm(4, 4 * 4096), AllGather::ring);
   const PassVolume whole = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 4);
   EXPECT_EQ(whole.node_words, whole.words());
   EXPECT_DOUBLE_EQ(whole.node_steps, static_cast<double>(whole.latency_steps));
   const PassVolume split = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 2);
   EXPECT_EQ(split.node_words, 0);
   EXPECT_DOUBLE_EQ(split.node_steps, 0);
+}
+
+TEST(NodeLinks, TheNeighbourExchangesRoundsWithItsPairPartnerAreTheNodes) {
+  // Pk = 4: In of 2x8x6x6 (576 bytes a rank) goes by neighbour exchange, 2 rounds: round 0 swaps
+  // one block with the pair partner (0 <-> 1, 2 <-> 3), round 1 two blocks with the other
+  // neighbour (1 <-> 2, 3 <-> 0). On nodes of 2 the first is the node's: a third of the words.
+  const LayerLayout L(ConvShape::parse("N=2,C=8,H=6,W=6,K=8,R=1,S=1"), GridDims{1, 4, 1, 1, 1});
+  ASSERT_EQ(all_gather_algorithm(4, 4 * 576), AllGather::neighbour);
+  const PassVolume split = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 2);
+  EXPECT_EQ(split.all_gather, 3 * 144);
+  EXPECT_EQ(split.latency_steps, 2);
+  EXPECT_DOUBLE_EQ(split.node_steps, 1);
+  EXPECT_EQ(split.node_words, 144);
+  const PassVolume whole = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 4);
+  EXPECT_EQ(whole.node_words, whole.words());
+  EXPECT_DOUBLE_EQ(whole.node_steps, 2);
+  // On grid 1x4x1x1x2 the k-fibre strides 2 (ranks 0, 2, 4, 6): no pair shares a node of 2
+  // (Ker held, so that only In moves).
+  const LayerLayout far(ConvShape::parse("N=2,C=8,H=6,W=6,K=8,R=1,S=1"), GridDims{1, 4, 1, 1, 2});
+  Held ker_held;
+  ker_held.ker_block = true;
+  const PassVolume apart = grid_pass_volume(far, GridCoord{}, Pass::forward, ker_held, 2);
+  EXPECT_EQ(apart.latency_steps, 2);
+  EXPECT_EQ(apart.node_words, 0);
+}
+
+TEST(NodeLinks, ALongNeighbourExchangeAlternatesBetweenNodeAndNetwork) {
+  // Ker (1024 x 128 x 3 x 3 words, 4.5 MiB: 4608 bytes a rank) gathered over an nhw-fibre of
+  // 1024 consecutive ranks, nodes of 8: 512 rounds, 256 with the pair partner (1 + 2 x 255 of
+  // the 1023 blocks) on the node, 256 with the other neighbour (2 x 256 blocks), where one pair
+  // in four crosses nodes: those rounds are the network's.
+  const LayerLayout L(ConvShape::parse("N=1024,C=128,H=8,W=8,K=1024,R=3,S=3,pad=1"), GridDims{1024, 1, 1, 1, 1});
+  ASSERT_EQ(all_gather_algorithm(1024, 1024 * 128 * 9 * 4), AllGather::neighbour);
+  const PassVolume v = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 8);
+  EXPECT_EQ(v.all_gather, 1023 * 128 * 9);
+  EXPECT_EQ(v.latency_steps, 512);
+  EXPECT_DOUBLE_EQ(v.node_steps, 256);
+  EXPECT_EQ(v.node_words, 1023 * 128 * 9 * 511 / 1023);
 }
 
 TEST(NodeLinks, ASmallReduceScatterRingTakesEachEdgesShare) {
@@ -178,6 +219,30 @@ TEST(NodeLinks, AHaloFromANeighbourOnTheSameNodeIsTheNodes) {
   const PassVolume apart = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 1);
   EXPECT_EQ(apart.node_words, 0);
   EXPECT_DOUBLE_EQ(apart.node_steps, 0);
+}
+
+TEST(NodeLinks, AHaloFromThreeNeighboursIsOneRound) {
+  // Ph = Pw = 2: rank 0 receives halo pieces from ranks 1, 2 and 3, posted at once: three
+  // messages, one round. On nodes of 2 rank 1 is near and ranks 2 and 3 are not: the round is
+  // the network's, rank 1's words the node's.
+  const LayerLayout L(ConvShape::parse("N=2,C=3,H=8,W=8,K=4,R=3,S=3,pad=1"), GridDims{1, 1, 1, 2, 2});
+  Held ker_held;
+  ker_held.ker_block = true;
+  const std::vector<HaloPiece> pieces = L.halo_recv(GridCoord{});
+  ASSERT_EQ(pieces.size(), 3U);
+  const PassVolume v = grid_pass_volume(L, GridCoord{}, Pass::forward, ker_held, 2);
+  EXPECT_EQ(v.messages, 3);
+  EXPECT_EQ(v.latency_steps, 1);
+  EXPECT_DOUBLE_EQ(v.node_steps, 0);
+  for (const HaloPiece& p : pieces) {
+    if (p.peer == 1) {
+      EXPECT_EQ(v.node_words, p.words);
+    }
+  }
+  const PassVolume near = grid_pass_volume(L, GridCoord{}, Pass::forward, ker_held, 4);
+  EXPECT_EQ(near.latency_steps, 1);
+  EXPECT_DOUBLE_EQ(near.node_steps, 1);
+  EXPECT_EQ(near.node_words, near.words());
 }
 
 TEST(NodeLinks, OneNodeHoldsEverythingAndNoNodeLevelNothing) {

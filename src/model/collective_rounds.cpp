@@ -5,12 +5,10 @@
 namespace convgrid {
 namespace {
 
-enum class Gather { gather_broadcast, bruck, ring, neighbour, two_proc };
-
 // Open MPI 4.1 coll/tuned's fixed decision for MPI_Allgatherv, by communicator size and the
 // average bytes per rank (ompi_coll_tuned_allgatherv_intra_dec_fixed).
-Gather choose(int64_t q, int64_t b) {
-  using G = Gather;
+AllGather choose(int64_t q, int64_t b) {
+  using G = AllGather;
   if (q == 2) return G::two_proc;  // the ring or the two-process exchange: one round either way
   if (q < 8) {
     if (b < 256) return G::gather_broadcast;
@@ -102,18 +100,23 @@ int64_t reduce_scatter_rounds(int64_t q, int64_t total_bytes) {
   return q - 1;
 }
 
+AllGather all_gather_algorithm(int64_t q, int64_t total_bytes) {
+  const AllGather a = choose(q, total_bytes / q);
+  return a == AllGather::neighbour && q % 2 != 0 ? AllGather::ring : a;
+}
+
 int64_t all_gather_rounds(int64_t q, int64_t total_bytes) {
   if (q <= 1) return 0;
-  switch (choose(q, total_bytes / q)) {
-    case Gather::gather_broadcast:
+  switch (all_gather_algorithm(q, total_bytes)) {
+    case AllGather::gather_broadcast:
       return 1 + ceil_log2(q);
-    case Gather::bruck:
+    case AllGather::bruck:
       return ceil_log2(q);
-    case Gather::neighbour:
-      return q % 2 == 0 ? q / 2 : q - 1;
-    case Gather::two_proc:
+    case AllGather::neighbour:
+      return q / 2;
+    case AllGather::two_proc:
       return 1;
-    case Gather::ring:
+    case AllGather::ring:
       break;
   }
   return q - 1;

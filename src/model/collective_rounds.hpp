@@ -19,7 +19,8 @@
 //   - non-blocking all-gather and reduce-scatter (the streamed passes): every member sends to
 //       every other at once, one round (Open MPI's libnbc and SMPI both post them linearly);
 //   - all-to-all (a redistribution, comm/collectives.hpp): one round of point-to-point messages;
-//   - a halo message: one round.
+//   - a halo exchange: one round (its messages to every neighbour are posted at once,
+//     comm/exchange.hpp).
 // Counted words are not affected: each algorithm delivers each rank the same words. What one
 // moves beyond them (the fold of the butterfly and of recursive halving when q is not a power
 // of two sends a whole vector) is charged to time alone (model/node_links.hpp).
@@ -29,7 +30,13 @@
 
 namespace convgrid {
 
-// Rounds of a blocking all-gather over `q` ranks of `total_bytes` in all (every member's part).
+// Open MPI 4.1's blocking all-gather(v) algorithms, and its choice among them for `q` ranks and
+// `total_bytes` in all (every member's part), q >= 2. The neighbour exchange of an odd q is the
+// ring.
+enum class AllGather { gather_broadcast, bruck, ring, neighbour, two_proc };
+AllGather all_gather_algorithm(int64_t q, int64_t total_bytes);
+
+// Rounds of a blocking all-gather over `q` ranks of `total_bytes` in all.
 int64_t all_gather_rounds(int64_t q, int64_t total_bytes);
 
 // Open MPI 4.1's blocking reduce-scatter algorithms, and its choice among them for `q` ranks and

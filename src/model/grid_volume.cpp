@@ -3,13 +3,10 @@
 
 #include <algorithm>
 
-#include "model/collective_rounds.hpp"
 #include "model/node_links.hpp"
 
 namespace convgrid {
 namespace {
-
-constexpr int64_t kBytesPerWord = sizeof(float);
 
 // One rank's pass, collective by collective: words, messages, rounds, and the links they use.
 class Charges {
@@ -20,8 +17,7 @@ class Charges {
   void gather_input() {
     if (L_.in_fibre_of(g_.k).size() > 1) {
       const InSlices in = in_slices();
-      v.all_gather += in.total - in.own;
-      blocking_gather(Fibre::k, in.total * kBytesPerWord, in.total - in.own);
+      add_all_gather(v, L_.dims(), g_, Fibre::k, node_, in.total - in.own, in.total, in_fibre(Fibre::k));
     }
     halo(L_.halo_recv(g_));
   }
@@ -29,18 +25,16 @@ class Charges {
   // Ker block over the nhw-fibre.
   void gather_weights() {
     if (L_.dims().nhw_size() > 1) {
-      const int64_t words = L_.ker_block(g_).volume() - L_.ker_slice(g_).size();
-      v.all_gather += words;
-      blocking_gather(Fibre::nhw, L_.ker_block(g_).volume() * kBytesPerWord, words);
+      const int64_t total = L_.ker_block(g_).volume();
+      add_all_gather(v, L_.dims(), g_, Fibre::nhw, node_, total - L_.ker_slice(g_).size(), total);
     }
   }
 
   // dOut block over the c-fibre.
   void gather_grad_output() {
     if (L_.dims().Pc > 1) {
-      const int64_t words = L_.out_block(g_).volume() - L_.out_slice(g_).size();
-      v.all_gather += words;
-      blocking_gather(Fibre::c, L_.out_block(g_).volume() * kBytesPerWord, words);
+      const int64_t total = L_.out_block(g_).volume();
+      add_all_gather(v, L_.dims(), g_, Fibre::c, node_, total - L_.out_slice(g_).size(), total);
     }
   }
 
@@ -63,15 +57,21 @@ class Charges {
     add_reduce_scatter(v, L_.dims(), g_, f, node_, own, total, in_fibre(f));
   }
 
-  // One message from each neighbour that sends words.
+  // One message from each neighbour that sends words, all posted at once (comm/exchange.hpp):
+  // one round, the node's when every such neighbour is on the rank's node.
   void halo(const std::vector<HaloPiece>& pieces) {
+    int64_t node_words = 0;
+    bool all_near = true;
     for (const HaloPiece& p : pieces) {
       v.point_to_point += p.words;
       v.messages += 1;
-      v.latency_steps += 1;
       const bool near = same_node(L_.dims().rank_of(g_), spatial_peer_rank(L_.dims(), g_, p.peer), node_);
-      charge_linear(v, 1, near ? p.words : 0, near);
+      node_words += near ? p.words : 0;
+      all_near = all_near && near;
     }
+    const int64_t rounds = pieces.empty() ? 0 : 1;
+    v.latency_steps += rounds;
+    charge_linear(v, rounds, node_words, all_near);
   }
 
   PassVolume v;
@@ -95,14 +95,6 @@ class Charges {
       if (j == g_.k) in.own = w;
     }
     return in;
-  }
-
-  void blocking_gather(Fibre f, int64_t total_bytes, int64_t words) {
-    const int64_t q = fibre_size(L_.dims(), f, in_fibre(f));
-    const int64_t rounds = all_gather_rounds(q, total_bytes);
-    v.messages += 1;
-    v.latency_steps += rounds;
-    charge_lockstep(v, fibre_in_one_node(L_.dims(), g_, f, node_, in_fibre(f)), rounds, words);
   }
 
   const LayerLayout& L_;

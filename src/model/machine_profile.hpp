@@ -40,7 +40,7 @@ struct MachineProfile {
   double alpha_s = 0;          // seconds per message (latency)
   double beta_s_per_byte = 0;  // seconds per byte received (inverse bandwidth)
   double flop_rate = 0;        // flop/s of one rank's local kernel
-  bool overlap = false;        // communication and computation proceed at once
+  bool overlap = false;        // communication and computation proceed at once (streamed panels)
   bool latency_per_step = false;  // alpha per round of MPI's algorithm, not per message
   NodeLinks node;                 // the faster links inside a node, if any
 

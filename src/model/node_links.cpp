@@ -153,7 +153,48 @@ void charge_pairwise(PassVolume& v, const Runs& r, int64_t q, bool butterfly, in
   }
 }
 
+// The neighbour exchange's node part (q even): its q/2 rounds alternate between the partners
+// 2i <-> 2i + 1 (round 0, one block, and the even rounds after it, two blocks each) and
+// 2i + 1 <-> 2i + 2 mod q (the odd rounds, two blocks each). The q - 1 blocks the rank receives
+// are taken as equal shares of `words`.
+void charge_neighbour_exchange(PassVolume& v, const Runs& r, int64_t q, int64_t ranks_per_node, int64_t words) {
+  const int64_t later = q / 2 - 1;  // the rounds after the first
+  const int64_t pair_rounds = 1 + later / 2, cross_rounds = later - later / 2;
+  bool pairs_inside = true, crossings_inside = true;
+  for (int64_t i = 0; i < q / 2; ++i) {
+    pairs_inside = pairs_inside && same_node(member_rank(r, 2 * i), member_rank(r, 2 * i + 1), ranks_per_node);
+    crossings_inside =
+        crossings_inside && same_node(member_rank(r, 2 * i + 1), member_rank(r, (2 * i + 2) % q), ranks_per_node);
+  }
+  if (pairs_inside) {
+    v.node_words += words * (1 + 2 * (later / 2)) / (q - 1);
+    v.node_steps += static_cast<double>(pair_rounds);
+  }
+  if (crossings_inside && cross_rounds > 0) {
+    v.node_words += words * 2 * cross_rounds / (q - 1);
+    v.node_steps += static_cast<double>(cross_rounds);
+  }
+}
+
 }  // namespace
+
+void add_all_gather(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node, int64_t words,
+                    int64_t total_words, int64_t in_fibre) {
+  const int64_t q = fibre_size(d, f, in_fibre);
+  if (q <= 1) return;
+  const int64_t total_bytes = total_words * static_cast<int64_t>(sizeof(float));
+  const int64_t rounds = all_gather_rounds(q, total_bytes);
+  v.all_gather += words;
+  v.messages += 1;
+  v.latency_steps += rounds;
+  if (ranks_per_node <= 1) return;
+  const bool in_one_node = fibre_in_one_node(d, g, f, ranks_per_node, in_fibre);
+  if (!in_one_node && all_gather_algorithm(q, total_bytes) == AllGather::neighbour) {
+    charge_neighbour_exchange(v, fibre_runs(d, g, f, in_fibre), q, ranks_per_node, words);
+    return;
+  }
+  charge_lockstep(v, in_one_node, rounds, words);
+}
 
 void add_reduce_scatter(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node,
                         int64_t own_slice_words, int64_t total_words, int64_t in_fibre) {

@@ -4,13 +4,17 @@
 // (node_words, node_steps); the rest crosses the network. Pure; no MPI.
 //
 // The rules (checked against the simulated clusters, docs/scale.md):
-//   - lockstep: Open MPI's all-gather algorithms (ring, neighbour exchange, Bruck, gather +
-//     broadcast) exchange with a partner every round (send-receive) and post each receive only
-//     when the round begins. One slow pair holds back all, so a fibre that spans two nodes pays
-//     the network's latency and bandwidth for every round, one inside a node the node's;
+//   - lockstep: Open MPI's all-gather algorithms (ring, Bruck, gather + broadcast) exchange
+//     with a partner every round (send-receive) and post each receive only when the round
+//     begins. One slow pair holds back all, so a fibre that spans two nodes pays the network's
+//     latency and bandwidth for every round, one inside a node the node's;
 //   - pairwise: the butterfly and recursive halving reduce-scatters (model/collective_rounds.hpp)
 //     exchange halves of the vector with one partner a round; a round is the node's when every
-//     pair of it shares a node, and carries its half, quarter, ... of the words;
+//     pair of it shares a node, and carries its half, quarter, ... of the words. The neighbour
+//     exchange all-gather alternates between two partners: members 2i and 2i + 1 (its first
+//     round, one block, and every second round after, two blocks) and members 2i + 1 and
+//     2i + 2 (the other rounds, two blocks); each set of rounds is the node's when all its
+//     pairs share a node;
 //   - pipelined: the reduce-scatter ring posts each round's receive a round ahead, so when its
 //     blocks are small enough to be sent eagerly (below kEagerBytes) a rank waits only for the
 //     block coming round the ring: the collective takes the sum over the ring's edges (member i
@@ -57,6 +61,11 @@ int64_t spatial_peer_rank(const GridDims& d, GridCoord g, int64_t peer);
 // Charges the node's part of a collective to `v`, whose words and latency_steps the caller has
 // already added `words` and `rounds` to.
 void charge_lockstep(PassVolume& v, bool in_one_node, int64_t rounds, int64_t words);
+// The blocking all-gather over g's fibre of `total_words` (every member's part), of which the
+// rank receives `words`: its words, message and rounds, and their links, for the algorithm
+// Open MPI picks (model/collective_rounds.hpp).
+void add_all_gather(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node, int64_t words,
+                    int64_t total_words, int64_t in_fibre = 0);
 // The blocking reduce-scatter over g's fibre of a vector of `total_words` (every member's slice),
 // the rank's own slice `own_slice_words`: its words, message and rounds, and their links, for
 // the algorithm Open MPI picks (model/collective_rounds.hpp).

@@ -15,9 +15,9 @@
 //
 // With overlap only the bytes hide behind the kernel: the per-message cost is the rank's own
 // time (MPI or NCCL calls, synchronisation, kernel launches) and is not overlapped. The max is
-// the limit of perfect pipelining, which the streamed algorithms approach panel by panel (call
-// it per panel and sum); for a pass whose gathers, kernel and reduce-scatter wait on each other
-// it is a lower estimate.
+// the limit of perfect pipelining, which the streamed algorithms approach panel by panel. The
+// grid algorithm's gathers, kernel and reduce-scatter wait on each other, so the planner charges
+// its passes without overlap whatever the profile says (plan/layer_planner.cpp).
 #pragma once
 
 #include "layout/layer_layout.hpp"

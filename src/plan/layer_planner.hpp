@@ -65,7 +65,7 @@ struct LayerPlan {
   double objective(Objective o) const { return o == Objective::volume ? static_cast<double>(words()) : time_s(); }
 };
 
-// The figures of one grid (which must fit the layer).
+// The figures of one grid (which must fit the layer), its passes timed without overlap.
 LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const PlanOptions& options);
 
 // The figures of the streamed algorithm on a grid with `panels` panels: words as the grid
