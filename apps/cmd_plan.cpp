@@ -6,8 +6,11 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
@@ -66,7 +69,7 @@ struct Columns {
 Columns columns_for(const NetworkPlan& plan) {
   Columns c;
   for (const NetworkLayerPlan& l : plan.layers) {
-    c.layer = std::max(c.layer, l.name.size() + 1);
+    c.layer = std::max(c.layer, l.name.size() + 3);  // "name +" for a fallback layer
     c.grid = std::max(c.grid, l.name.size() + 4);
   }
   return c;
@@ -199,13 +202,20 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
   const Columns columns = columns_for(plan);
   print_plan_header(columns);
   nlohmann::json layers = nlohmann::json::array();
+  std::vector<std::string> fallbacks;
   for (const NetworkLayerPlan& l : plan.layers) {
-    print_plan(l.name, l.plan, l.data_parallel, columns);
+    print_plan(l.fallback ? l.name + " +" : l.name, l.plan, l.data_parallel, columns);
     print_edges(l, columns);
     layers.push_back(plan_json(l.name, l.plan, l.redistribution_words(), l.redistribution_time_s()));
     layers.back()["norm_words"] = l.norm_words;
+    layers.back()["fallback"] = l.fallback;
+    if (l.fallback) fallbacks.push_back(l.name);
   }
   print_ratio_note(o);
+  if (!fallbacks.empty()) {
+    fmt::print("+ no {} grid of {} ranks fits {} layer{} ({}): planned over every grid\n", to_string(no.family),
+               o.procs, fallbacks.size(), fallbacks.size() == 1 ? "" : "s", fmt::join(fallbacks, ", "));
+  }
   const std::optional<int64_t> dp = plan.data_parallel_words();
   fmt::print("\ntotals (busiest rank's words, summed over layers, passes and moves):\n");
   fmt::print("  layers {}  + redistribution {}{}  = {} words; lower bound {:.0f} (ratio {:.2f})\n",

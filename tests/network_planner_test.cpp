@@ -16,6 +16,7 @@
 #include "nn/network_json.hpp"
 #include "join_network.hpp"
 #include "throws_input_error.hpp"
+#include "throws_input_error.hpp"
 
 namespace convgrid {
 namespace {
@@ -253,7 +254,8 @@ TEST(NetworkPlanner, OneRankMovesNothing) {
 TEST(NetworkPlanner, FamiliesKeepToTheirGridsOrFallBack) {
   const Network net = builtin_network("resnet50");
   for (GridFamily f : {GridFamily::data_parallel, GridFamily::batch_spatial, GridFamily::channel_filter}) {
-    NetworkPlanOptions o = forward_options(64, 32);
+    // Data parallelism on 32 ranks (N = 32); the others on 64.
+    NetworkPlanOptions o = forward_options(f == GridFamily::data_parallel ? 32 : 64, 32);
     o.family = f;
     const NetworkPlan plan = plan_network(net, o);
     for (const NetworkLayerPlan& l : plan.layers) {
@@ -261,18 +263,28 @@ TEST(NetworkPlanner, FamiliesKeepToTheirGridsOrFallBack) {
       SCOPED_TRACE(fmt::format("{} {} {}", to_string(f), l.name, g.to_string()));
       if (l.fallback) continue;
       if (f == GridFamily::data_parallel) {
-        EXPECT_EQ(g.Pn, 64);
+        EXPECT_EQ(g.Pn, 32);
       } else if (f == GridFamily::batch_spatial) {
         EXPECT_TRUE(g.Pk == 1 && g.Pc == 1);
       } else {
         EXPECT_TRUE(g.Pn == 1 && g.Ph == 1 && g.Pw == 1);
       }
     }
-    // fc1000 is 1x1 at N = 32 < 64: neither Pn = 64 nor a batch x spatial grid fits it, while
-    // Pk = 64 does (1000 filters); conv1's 64 filters take Pk = 64 too.
-    EXPECT_EQ(plan.layers.back().fallback, f != GridFamily::channel_filter);
-    EXPECT_EQ(plan.layers.front().fallback, f == GridFamily::data_parallel);
+    // fc1000 is 1x1 at N = 32 < 64: no batch x spatial grid of 64 fits it, while Pk = 64 does
+    // (1000 filters); conv1's 64 filters take Pk = 64 too. Pn = 32 fits every layer.
+    EXPECT_EQ(plan.layers.back().fallback, f == GridFamily::batch_spatial);
+    EXPECT_FALSE(plan.layers.front().fallback);
   }
+}
+
+TEST(NetworkPlanner, AFamilyThatFitsNoLayerIsRefused) {
+  // Data parallelism on 64 ranks at batch 32 would fall back on every layer: not a plan of the
+  // family at all.
+  const Network net = builtin_network("resnet50");
+  NetworkPlanOptions o = forward_options(64, 32);
+  o.family = GridFamily::data_parallel;
+  EXPECT_TRUE(throws_input_error([&] { plan_network(net, o); },
+                                 {"no data_parallel grid of 64 ranks fits any layer", "resnet50", "batch 32", "P <= batch"}));
 }
 
 TEST(NetworkPlanner, ErrorsNameTheLayer) {

@@ -328,6 +328,17 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
     shapes.push_back(conv_shape(net.layers()[compute[i].layer], no.batch));
     index_of[compute[i].layer] = i;
   }
+  // A family may fall back to every grid on some layers (NetworkLayerPlan::fallback), not on
+  // all: that plan would not be of the family at all (data parallelism on more ranks than samples).
+  if (no.family != GridFamily::any && std::all_of(shapes.begin(), shapes.end(), [&](const ConvShape& s) {
+        bool fallback = false;
+        family_filter(no.family, s, o.procs, fallback);
+        return fallback;
+      })) {
+    throw InputError(fmt::format("no {} grid of {} ranks fits any layer of network '{}' at batch {}{}", to_string(no.family),
+                                 o.procs, net.name(), no.batch,
+                                 no.family == GridFamily::data_parallel ? " (data parallelism needs P <= batch)" : ""));
+  }
 
   // The edges: each layer's input, each residual add's shortcut into the main path's output,
   // and each concat's operands into its joined placement.

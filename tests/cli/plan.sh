@@ -74,8 +74,19 @@ for l in j["layers"]:
     assert (k, c) == (1, 1), l
     assert family == "hybrid" or (h, w) == (1, 1), l
     assert l["redistribution_time_s"] >= 0
+    assert l["fallback"] is False, l
 PY
 done
+# A layer no grid of the family fits (fc1000 at batch 8 on 16 ranks has no batch x spatial grid)
+# is planned over every grid and marked; a family that fits no layer at all is refused.
+run_one plan --network resnet50 --batch 8 --procs 16 --plan hybrid --json fallback.json > fallback.txt ||
+  fail "plan --plan hybrid at P > N exited with status $?: $(< fallback.txt)"
+grep -q "^fc1000 +" fallback.txt && grep -q "^+ no batch_spatial grid of 16 ranks fits 1 layer (fc1000)" fallback.txt ||
+  fail "plan --plan hybrid: the fallback layer is not marked: $(< fallback.txt)"
+"$PYTHON" -c 'import json,sys; l = json.load(open(sys.argv[1]))["layers"]; assert [x["name"] for x in l if x["fallback"]] == ["fc1000"], l' \
+  fallback.json || fail "plan --plan hybrid: JSON fallback flags"
+expect_fail_with "no data_parallel grid of 16 ranks fits any layer of network 'resnet50' at batch 8" \
+  plan --network resnet50 --batch 8 --procs 16 --plan data
 expect_fail_with "--plan 'diagonal'" plan --network resnet50 --procs 4 --plan diagonal
 expect_fail_with "--plan" plan --shape "$shape" --procs 4 --plan data
 
