@@ -100,6 +100,10 @@ TrainingJobPlan plan_training_job(const Network& net, const JobPlanOptions& o) {
           fmt::format("--reproducible runs data-parallel grids; --family {} asks for others",
                       to_string(popt.family)));
     }
+    if (popt.batch < popt.layer.procs) {
+      throw InputError(fmt::format("--reproducible runs data-parallel grids: a batch of {} cannot give each of {} "
+                                   "ranks a sample", popt.batch, popt.layer.procs));
+    }
     popt.family = GridFamily::data_parallel;
   }
   // With a grid given the limit is met on those grids (below), not by the planner's search.
