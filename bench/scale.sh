@@ -44,8 +44,14 @@ for platform in $platforms; do
       rm -f "$out/$name.json"
       # A plan whose grids and panels equal those of a plan already run here (the best hybrid is
       # data parallelism itself while P <= N) is not simulated again: the run would be the same.
-      build/convgrid plan --network resnet50 --batch 256 --procs "$p" --passes train --profile "$profile" \
-        $(plan_flags "$plan") --json "$out/.grids.json" > /dev/null
+      # A plan the planner refuses (data parallelism at P > N = 256) is skipped with its reason.
+      if ! build/convgrid plan --network resnet50 --batch 256 --procs "$p" --passes train --profile "$profile" \
+        $(plan_flags "$plan") --json "$out/.grids.json" > /dev/null 2> "$out/.plan.err"; then
+        echo "   no plan: $(< "$out/.plan.err")"
+        rm -f "$out/.plan.err"
+        continue
+      fi
+      rm -f "$out/.plan.err"
       grids=$(/usr/bin/python3 -c 'import json,sys
 print(";".join(",".join(map(str, l["grid"])) + "/" + str(l["panels"]) for l in json.load(open(sys.argv[1]))["layers"]))' \
         "$out/.grids.json")
@@ -79,7 +85,7 @@ print(",".join([sys.argv[2], sys.argv[3], sys.argv[4], "yes", "yes" if j["words_
                 str(j["step_seconds"]), str(j["model_step_seconds"]), str(j["step_words"]), sys.argv[5], sys.argv[6]]))
 PY
       else
-        layers=$(grep -cE '^(conv|res|fc)' "$out/$name.txt" || true)
+        layers=$(grep -cE '^(conv[0-9]|res|fc)' "$out/$name.txt" || true)
         echo "   not finished (status $status after ${wall} s, $layers layers done): $(tail -1 "$out/$name.txt")"
         echo "$platform,$plan,$p,no ($layers layers in ${wall} s),,,,,$wall,$rss" >> "$out/scale.csv"
       fi
