@@ -76,6 +76,19 @@ TEST(CheckpointFile, RoundTrips) {
   EXPECT_EQ(checkpoint_bytes(file), file_bytes(kHeader));
 }
 
+TEST(CheckpointFile, AnEmptyTensorRoundTrips) {
+  // A tensor with an extent 0 holds no values (and its vector no storage): the reader copies
+  // nothing (a fuzzing finding: memcpy was given a null destination, which UBSan reports).
+  CheckpointFile file = parse_checkpoint(file_bytes(kHeader), "x.ckpt");
+  file.tensors.push_back({"b.weight", {0, 3, 1, 1}, {}});
+  const CheckpointFile back = parse_checkpoint(checkpoint_bytes(file), "x.ckpt");
+  ASSERT_EQ(back.tensors.size(), 3u);
+  EXPECT_EQ(back.tensors[2].name, "b.weight");
+  EXPECT_EQ(back.tensors[2].shape, (std::vector<int64_t>{0, 3, 1, 1}));
+  EXPECT_TRUE(back.tensors[2].values.empty());
+  EXPECT_EQ(back.tensors[1].values, (std::vector<float>{1.0f, 1.5f}));
+}
+
 TEST(CheckpointFile, CountersMustBeWholeNumbersFrom0) {
   // Negative counters made the trainer index before its data order; doubles beyond int64 went
   // through an undefined float-to-integer cast; NaN is written as null.

@@ -46,7 +46,7 @@ std::vector<T> values(const onnx::TensorProto& t, int32_t type, const char* type
                                    fmt::join(t.dims(), ","), raw.size(), count * sizeof(T)));
     }
     out.resize(static_cast<size_t>(count));
-    std::memcpy(out.data(), raw.data(), raw.size());
+    if (!raw.empty()) std::memcpy(out.data(), raw.data(), raw.size());  // never null into memcpy
     return out;
   }
   if (typed.size() != count) {

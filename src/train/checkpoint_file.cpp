@@ -198,8 +198,10 @@ CheckpointTensor tensor_from_entry(const Json& t, size_t index, int64_t at, cons
                                     index, tensor.name, shown(shape), offset, count, floats, at));
   }
   tensor.values.resize(static_cast<size_t>(count));
-  std::memcpy(tensor.values.data(), data + offset * static_cast<int64_t>(sizeof(float)),
-              static_cast<size_t>(count) * sizeof(float));
+  if (count > 0) {  // an empty tensor's vector has no storage: memcpy may not be given null
+    std::memcpy(tensor.values.data(), data + offset * static_cast<int64_t>(sizeof(float)),
+                static_cast<size_t>(count) * sizeof(float));
+  }
   return tensor;
 }
 
