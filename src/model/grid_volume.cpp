@@ -57,21 +57,13 @@ class Charges {
     add_reduce_scatter(v, L_.dims(), g_, f, node_, own, total, in_fibre(f));
   }
 
-  // One message from each neighbour that sends words, all posted at once (comm/exchange.hpp):
-  // one round, the node's when every such neighbour is on the rank's node.
+  // One message from each neighbour that sends words, in one round (HaloExchange).
   void halo(const std::vector<HaloPiece>& pieces) {
-    int64_t node_words = 0;
-    bool all_near = true;
+    HaloExchange exchange;
     for (const HaloPiece& p : pieces) {
-      v.point_to_point += p.words;
-      v.messages += 1;
-      const bool near = same_node(L_.dims().rank_of(g_), spatial_peer_rank(L_.dims(), g_, p.peer), node_);
-      node_words += near ? p.words : 0;
-      all_near = all_near && near;
+      exchange.add(v, p.words, same_node(L_.dims().rank_of(g_), spatial_peer_rank(L_.dims(), g_, p.peer), node_));
     }
-    const int64_t rounds = pieces.empty() ? 0 : 1;
-    v.latency_steps += rounds;
-    charge_linear(v, rounds, node_words, all_near);
+    exchange.finish(v);
   }
 
   PassVolume v;

@@ -153,27 +153,19 @@ void charge_pairwise(PassVolume& v, const Runs& r, int64_t q, bool butterfly, in
   }
 }
 
-// The neighbour exchange's node part (q even): its q/2 rounds alternate between the partners
-// 2i <-> 2i + 1 (round 0, one block, and the even rounds after it, two blocks each) and
-// 2i + 1 <-> 2i + 2 mod q (the odd rounds, two blocks each). The q - 1 blocks the rank receives
-// are taken as equal shares of `words`.
+// The neighbour exchange's node part (q even, the fibre over more than one node): its q/2
+// rounds alternate between the partners 2i <-> 2i + 1 (round 0, one block, and the even rounds
+// after it, two blocks each) and 2i + 1 <-> 2i + 2 mod q (the odd rounds, two blocks each). The
+// second set includes members q - 1 and 0, which lie on different nodes when the fibre spans
+// nodes (its members increase), so those rounds are the network's. The q - 1 blocks the rank
+// receives are taken as equal shares of `words`.
 void charge_neighbour_exchange(PassVolume& v, const Runs& r, int64_t q, int64_t ranks_per_node, int64_t words) {
-  const int64_t later = q / 2 - 1;  // the rounds after the first
-  const int64_t pair_rounds = 1 + later / 2, cross_rounds = later - later / 2;
-  bool pairs_inside = true, crossings_inside = true;
   for (int64_t i = 0; i < q / 2; ++i) {
-    pairs_inside = pairs_inside && same_node(member_rank(r, 2 * i), member_rank(r, 2 * i + 1), ranks_per_node);
-    crossings_inside =
-        crossings_inside && same_node(member_rank(r, 2 * i + 1), member_rank(r, (2 * i + 2) % q), ranks_per_node);
+    if (!same_node(member_rank(r, 2 * i), member_rank(r, 2 * i + 1), ranks_per_node)) return;
   }
-  if (pairs_inside) {
-    v.node_words += words * (1 + 2 * (later / 2)) / (q - 1);
-    v.node_steps += static_cast<double>(pair_rounds);
-  }
-  if (crossings_inside && cross_rounds > 0) {
-    v.node_words += words * 2 * cross_rounds / (q - 1);
-    v.node_steps += static_cast<double>(cross_rounds);
-  }
+  const int64_t later = q / 2 - 1;  // the rounds after the first
+  v.node_words += words * (1 + 2 * (later / 2)) / (q - 1);
+  v.node_steps += static_cast<double>(1 + later / 2);
 }
 
 }  // namespace
@@ -229,6 +221,21 @@ void add_reduce_scatter(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, 
   const int64_t node_edges = q - ring_network_edges(d, g, f, ranks_per_node, in_fibre);
   v.node_steps += static_cast<double>(rounds * node_edges) / static_cast<double>(q);
   v.node_words += words * node_edges / q;
+}
+
+void HaloExchange::add(PassVolume& v, int64_t words, bool near) {
+  if (words == 0) return;
+  v.point_to_point += words;
+  v.messages += 1;
+  ++messages_;
+  node_words_ += near ? words : 0;
+  all_near_ = all_near_ && near;
+}
+
+void HaloExchange::finish(PassVolume& v) const {
+  const int64_t rounds = messages_ > 0 ? 1 : 0;
+  v.latency_steps += rounds;
+  charge_linear(v, rounds, node_words_, all_near_);
 }
 
 void charge_linear(PassVolume& v, int64_t rounds, int64_t node_words, bool all_peers_on_node) {

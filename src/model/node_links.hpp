@@ -71,6 +71,19 @@ void add_all_gather(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int6
 // the algorithm Open MPI picks (model/collective_rounds.hpp).
 void add_reduce_scatter(PassVolume& v, const GridDims& d, GridCoord g, Fibre f, int64_t ranks_per_node,
                         int64_t own_slice_words, int64_t total_words, int64_t in_fibre = 0);
+// A halo exchange, piece by piece: every neighbour's message is posted at once
+// (comm/exchange.hpp), so the exchange takes one round, the node's when every neighbour that
+// sends words is on the rank's node. add() counts a piece's words and message (none when it has
+// no words); finish() charges the round once every piece is in.
+class HaloExchange {
+ public:
+  void add(PassVolume& v, int64_t words, bool near);
+  void finish(PassVolume& v) const;
+
+ private:
+  int64_t messages_ = 0, node_words_ = 0;
+  bool all_near_ = true;
+};
 // A linear collective's or a point-to-point message's: `node_words` of its words come from peers
 // on the rank's node; its `rounds` (one, or none when nothing moves) are the node's when every
 // peer is.

@@ -33,6 +33,11 @@ double pass_time(const MachineProfile& m, const PassVolume& v, double flops) {
   return pass_time_parts(m, v, flops).total_s;
 }
 
+double pass_time_in_sequence(const MachineProfile& m, const CommLoad& load, double flops) {
+  const PassTime t = pass_time_parts(m, load, flops);
+  return t.latency_s + (t.transfer_s + t.compute_s);  // as pass_time_parts sums without overlap
+}
+
 double local_flops(const LayerLayout& layout, GridCoord g) { return layout.local_shape(g).flops(); }
 
 }  // namespace convgrid

@@ -37,6 +37,9 @@ PassTime pass_time_parts(const MachineProfile& m, const CommLoad& load, double f
 PassTime pass_time_parts(const MachineProfile& m, const PassVolume& v, double flops);
 double pass_time(const MachineProfile& m, const CommLoad& load, double flops);
 double pass_time(const MachineProfile& m, const PassVolume& v, double flops);
+// latency + transfer + compute whatever the profile says of overlap: a pass whose gathers,
+// kernel and reduce-scatter wait on each other (the grid algorithm's).
+double pass_time_in_sequence(const MachineProfile& m, const CommLoad& load, double flops);
 
 // Flops of rank g's local kernel in any of the three passes: 2 * the multiply-adds of its local
 // convolution (LayerLayout::local_shape, padding taps included, as the kernel computes them).

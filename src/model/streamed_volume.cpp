@@ -31,27 +31,18 @@ struct FibreMembers {
   }
 };
 
-// The halo pieces clipped to samples `n` and channels `c`: adds words and messages, all posted
-// at once (comm/exchange.hpp): one round, the node's when every peer that sends is on the node.
+// The halo pieces clipped to samples `n` and channels `c`: their words and messages, in one
+// round (HaloExchange).
 void halo(const LayerLayout& L, GridCoord g, int64_t ranks_per_node, const std::vector<HaloPiece>& pieces,
           Range n, Range c, PassVolume& v) {
   const int64_t me = L.dims().rank_of(g);
-  int64_t messages = 0, node_words = 0;
-  bool all_near = true;
+  HaloExchange exchange;
   for (const HaloPiece& p : pieces) {
     const Box4 b = p.box.clipped(0, n).clipped(1, c);
-    const int64_t w = count_part(Slice::whole(b), &L.read(), b);
-    if (w == 0) continue;
-    v.point_to_point += w;
-    ++messages;
-    const bool near = same_node(me, spatial_peer_rank(L.dims(), g, p.peer), ranks_per_node);
-    node_words += near ? w : 0;
-    all_near = all_near && near;
+    exchange.add(v, count_part(Slice::whole(b), &L.read(), b),
+                 same_node(me, spatial_peer_rank(L.dims(), g, p.peer), ranks_per_node));
   }
-  v.messages += messages;
-  const int64_t rounds = messages > 0 ? 1 : 0;
-  v.latency_steps += rounds;
-  charge_linear(v, rounds, node_words, all_near);
+  exchange.finish(v);
 }
 
 }  // namespace

@@ -71,17 +71,15 @@ LayerPlan evaluate_grid(const ConvShape& shape, const GridDims& grid, const Plan
   const LayerLayout L(shape, grid);
   LayerPlan plan{shape, grid, ConvAlgorithm::grid, 0, {}, 0};
   const double flops = local_flops(L, GridCoord{});  // rank 0 has the largest block
-  // The grid algorithm's gathers, kernel and reduce-scatter wait on each other: its transfers
-  // never hide behind the kernel, whatever the profile allows the streamed algorithm's panels.
-  MachineProfile in_sequence = o.profile;
-  in_sequence.overlap = false;
   Held held;
   for (size_t i = 0; i < o.passes.size(); ++i) {
     const Pass p = o.passes[i];
     PassFigures f{p, pass_volume_stats(L, p, held, o.profile.node.ranks),
                   words_lower_bound_in_step(shape, grid.size(), o.passes, i), 0};
     held = held_after(p, held);
-    f.time_s = pass_time(in_sequence, f.volume.max_load, flops);
+    // The grid algorithm's gathers, kernel and reduce-scatter wait on each other: its transfers
+    // never hide behind the kernel, whatever the profile allows the streamed algorithm's panels.
+    f.time_s = pass_time_in_sequence(o.profile, f.volume.max_load, flops);
     plan.passes.push_back(f);
   }
   for (const GridCoord& g : representative_ranks(L)) {
