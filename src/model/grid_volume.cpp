@@ -72,22 +72,12 @@ class Charges {
   // The k-fibre's collectives run over the input fibre.
   int64_t in_fibre(Fibre f) const { return f == Fibre::k ? L_.in_fibre_size() : 0; }
 
-  // The read pixels of the input fibre's slices: this rank's and all of them.
+  // The read pixels of the input fibre's slices: this rank's and all of them. The fibre's
+  // members share one In block (it does not depend on pk), which their slices partition.
   struct InSlices {
     int64_t own = 0, total = 0;
   };
-  InSlices in_slices() const {
-    InSlices in;
-    const Range fibre = L_.in_fibre_of(g_.k);
-    for (int64_t j = fibre.begin; j < fibre.end; ++j) {
-      GridCoord o = g_;
-      o.k = j;
-      const int64_t w = L_.read_count(L_.in_slice(o));
-      in.total += w;
-      if (j == g_.k) in.own = w;
-    }
-    return in;
-  }
+  InSlices in_slices() const { return {L_.read_count(L_.in_slice(g_)), L_.read_count(L_.in_block(g_))}; }
 
   const LayerLayout& L_;
   GridCoord g_;

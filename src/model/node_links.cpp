@@ -1,6 +1,9 @@
 // The node level of the cost model: which links a fibre's collectives use (node_links.hpp).
 #include "model/node_links.hpp"
 
+#include <algorithm>
+#include <numeric>
+
 #include "model/collective_rounds.hpp"
 
 namespace convgrid {
@@ -103,6 +106,14 @@ namespace {
 // World rank of member i of a fibre made of `r`'s runs.
 int64_t member_rank(const Runs& r, int64_t i) { return r.first + (i / r.length) * r.stride + i % r.length; }
 
+// A period of the fibre's layout on the nodes, in members: members i and i + period lie at the
+// same place in their nodes (ranks a multiple of the node size apart), so whether the pair
+// (i, i + d) shares a node repeats with it. Runs of `length` members `stride` ranks apart: a
+// multiple of the length whose runs move by whole nodes.
+int64_t node_period(const Runs& r, int64_t ranks_per_node) {
+  return r.length * (ranks_per_node / std::gcd(r.stride, ranks_per_node));
+}
+
 // The member a pairwise algorithm's virtual rank v stands for when q = pof2 + rem: after the
 // fold, the first rem odd members and the members from 2 rem on (Open MPI's numbering).
 int64_t folded_member(int64_t v, int64_t rem) { return v < rem ? 2 * v + 1 : v + rem; }
@@ -116,7 +127,10 @@ bool round_inside_nodes(const Runs& r, int64_t pof2, int64_t rem, int64_t mask, 
     }
     return true;
   }
-  for (int64_t v = 0; v < pof2; ++v) {
+  // Without a fold virtual ranks are members, and the pairs repeat with the nodes' period (made a
+  // multiple of 2 mask, the period of which v have the mask's bit clear): one period decides.
+  const int64_t end = rem == 0 ? std::min(pof2, std::lcm(node_period(r, ranks_per_node), 2 * mask)) : pof2;
+  for (int64_t v = 0; v < end; ++v) {
     if ((v & mask) != 0) continue;
     const int64_t a = member_rank(r, folded_member(v, rem)), b = member_rank(r, folded_member(v | mask, rem));
     if (!same_node(a, b, ranks_per_node)) return false;
@@ -160,7 +174,8 @@ void charge_pairwise(PassVolume& v, const Runs& r, int64_t q, bool butterfly, in
 // nodes (its members increase), so those rounds are the network's. The q - 1 blocks the rank
 // receives are taken as equal shares of `words`.
 void charge_neighbour_exchange(PassVolume& v, const Runs& r, int64_t q, int64_t ranks_per_node, int64_t words) {
-  for (int64_t i = 0; i < q / 2; ++i) {
+  const int64_t pairs = std::min(q / 2, std::lcm(node_period(r, ranks_per_node), 2) / 2);  // one period decides
+  for (int64_t i = 0; i < pairs; ++i) {
     if (!same_node(member_rank(r, 2 * i), member_rank(r, 2 * i + 1), ranks_per_node)) return;
   }
   const int64_t later = q / 2 - 1;  // the rounds after the first

@@ -16,6 +16,10 @@ struct HaloLine {
   int64_t recv_blocks = 0;   // blocks (own included) whose owned rows it reads
   int64_t send_read = 0;     // read rows of its owned range needed by all blocks (own included)
   int64_t send_blocks = 0;   // blocks (own included) that read its owned rows
+  // Which blocks: (offset from this block, read rows) of each block it reads from and of each
+  // that reads from it, in order. Words need only the sums above; which neighbours share a rank's
+  // node depends on the offsets.
+  std::vector<int64_t> recv_from, send_to;
 };
 
 template <class Owned, class Needed, class CountRead>
@@ -38,6 +42,8 @@ std::vector<HaloLine> halo_lines(int64_t parts, Owned owned, Needed needed, Coun
         lines[j].recv_blocks += 1;
         lines[i].send_read += n;
         lines[i].send_blocks += 1;
+        lines[j].recv_from.insert(lines[j].recv_from.end(), {i - j, n});
+        lines[i].send_to.insert(lines[i].send_to.end(), {j - i, n});
       }
     }
   }
@@ -153,20 +159,48 @@ std::vector<int64_t> read_pattern(const std::vector<int64_t>& base, const ReadPi
   return sig;
 }
 
+// Where a node boundary falls for rank g depends on g's rank and on the first rank of each of its
+// fibres, modulo the node size (same_node compares ranks that differ by fixed offsets; a fibre's
+// members are its first plus offsets that depend only on the grid). Each is a sum over the grid
+// dimensions of coordinate times stride: a dimension's terms below, modulo the node, keep all
+// of them the same inside a combination of classes.
+std::vector<int64_t> node_residues(const GridDims& d, int64_t ranks_per_node, int64_t dim, int64_t j,
+                                   int64_t in_fibre) {
+  if (ranks_per_node <= 0) return {};
+  const int64_t stride[] = {d.Pk * d.Pc * d.Ph * d.Pw, d.Pc * d.Ph * d.Pw, d.Ph * d.Pw, d.Pw, 1};
+  std::vector<int64_t> r{j * stride[dim] % ranks_per_node};
+  if (dim == 1) r.push_back(j % in_fibre * stride[dim] % ranks_per_node);  // g.k within its input fibre
+  return r;
+}
+
+template <class Signature>
+std::vector<CoordClass> classes_at_nodes(const GridDims& d, int64_t ranks_per_node, int64_t dim, int64_t parts,
+                                         int64_t in_fibre, Signature signature) {
+  return classes(parts, [&](int64_t j) {
+    std::vector<int64_t> sig = signature(j);
+    for (int64_t r : node_residues(d, ranks_per_node, dim, j, in_fibre)) sig.push_back(r);
+    return sig;
+  });
+}
+
 }  // namespace
 
-std::vector<GridCoord> representative_ranks(const LayerLayout& L) {
+std::vector<GridCoord> representative_ranks(const LayerLayout& L, int64_t ranks_per_node) {
   const ConvShape& s = L.shape();
   const GridDims& d = L.dims();
   const Halos halos = make_halos(L);
+  const int64_t m = L.in_fibre_size();
+  auto by_class = [&](int64_t dim, int64_t parts, auto signature) {
+    return classes_at_nodes(d, ranks_per_node, dim, parts, m, signature);
+  };
   const int64_t k_small = s.K / d.Pk, c_small = s.C / d.Pc;
   // Slices are split along channels only when the block has enough of them; otherwise the split
   // is flat and every coordinate along the slicing fibre is its own class.
   const bool in_flat = c_small < d.Pk;
   const bool out_flat = k_small < d.Pc;
 
-  auto n_classes = classes(d.Pn, [&](int64_t j) { return std::vector<int64_t>{L.n_block(j).size()}; });
-  auto k_classes = classes(d.Pk, [&](int64_t j) {
+  auto n_classes = by_class(0, d.Pn, [&](int64_t j) { return std::vector<int64_t>{L.n_block(j).size()}; });
+  auto k_classes = by_class(1, d.Pk, [&](int64_t j) {
     // Grouped: a rank's channels, slices and fibre follow from its groups' count (Pk < G) or its
     // place in its input fibre (Pk = m*G; every group alike).
     if (s.groups > 1) {
@@ -176,26 +210,39 @@ std::vector<GridCoord> representative_ranks(const LayerLayout& L) {
     return std::vector<int64_t>{L.k_block(j).size(), balanced_block(c_small, d.Pk, j).size(),
                                 balanced_block(c_small + 1, d.Pk, j).size()};
   });
-  auto c_classes = classes(d.Pc, [&](int64_t j) {
+  auto c_classes = by_class(2, d.Pc, [&](int64_t j) {
     if (out_flat) return std::vector<int64_t>{j};
     return std::vector<int64_t>{L.c_block(0, j).size(), balanced_block(k_small, d.Pc, j).size(),
                                 balanced_block(k_small + 1, d.Pc, j).size()};
   });
   auto line_sig = [&](const HaloLine& l, int64_t out_size, Range owned, Range needed) {
-    return std::vector<int64_t>{out_size,      owned.size(),   needed.size(),
-                                needed.begin - owned.begin, l.needed_read, l.own_read,
-                                l.recv_blocks, l.send_read,    l.send_blocks};
+    std::vector<int64_t> sig{out_size,      owned.size(), needed.size(), needed.begin - owned.begin,
+                             l.needed_read, l.own_read,   l.recv_blocks, l.send_read,
+                             l.send_blocks};
+    if (ranks_per_node > 0) {  // which neighbours, for which of them share the node
+      sig.push_back(static_cast<int64_t>(l.recv_from.size()));
+      sig.insert(sig.end(), l.recv_from.begin(), l.recv_from.end());
+      sig.insert(sig.end(), l.send_to.begin(), l.send_to.end());
+    }
+    return sig;
   };
-  auto h_classes = classes(d.Ph, [&](int64_t j) {
+  auto h_classes = by_class(3, d.Ph, [&](int64_t j) {
     return read_pattern(line_sig(halos.h[j], L.h_block(j).size(), L.rows_owned(j), L.rows_needed(j)),
                         L.read(), L.rows_owned(j), true);
   });
-  auto w_classes = classes(d.Pw, [&](int64_t j) {
+  auto w_classes = by_class(4, d.Pw, [&](int64_t j) {
     return read_pattern(line_sig(halos.w[j], L.w_block(j).size(), L.cols_owned(j), L.cols_needed(j)),
                         L.read(), L.cols_owned(j), false);
   });
 
   std::vector<GridCoord> reps;
+  const double combinations = static_cast<double>(n_classes.size()) * static_cast<double>(k_classes.size()) *
+                              static_cast<double>(c_classes.size()) * static_cast<double>(h_classes.size()) *
+                              static_cast<double>(w_classes.size());
+  if (2 * combinations >= static_cast<double>(d.size())) {  // as many as there are ranks: visit them all
+    for (int64_t r = 0; r < d.size(); ++r) reps.push_back(d.coord_of(r));
+    return reps;
+  }
   for (const CoordClass& n : n_classes)
     for (const CoordClass& k : k_classes)
       for (const CoordClass& c : c_classes)
@@ -213,7 +260,7 @@ std::vector<GridCoord> representative_ranks(const LayerLayout& L) {
 
 VolumeStats pass_volume_stats(const LayerLayout& L, Pass pass, Held held, int64_t ranks_per_node) {
   VolumeStats v = pass_volume_mean(L, pass, held);
-  for (const GridCoord& g : representative_ranks(L)) {
+  for (const GridCoord& g : representative_ranks(L, ranks_per_node)) {
     const PassVolume pv = grid_pass_volume(L, g, pass, held, ranks_per_node);
     v.max_words = std::max(v.max_words, pv.words());
     v.max_messages = std::max(v.max_messages, pv.messages);

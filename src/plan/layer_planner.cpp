@@ -93,7 +93,7 @@ LayerPlan evaluate_streamed(const ConvShape& shape, const GridDims& grid, const 
   const LayerLayout L(shape, grid);
   LayerPlan plan{shape, grid, ConvAlgorithm::streamed, panels, {}, 0};
   const double flops = local_flops(L, GridCoord{});
-  const std::vector<GridCoord> ranks = representative_ranks(L);
+  const std::vector<GridCoord> ranks = representative_ranks(L, o.profile.node.ranks);
   for (size_t i = 0; i < o.passes.size(); ++i) {
     const Pass p = o.passes[i];
     PassFigures f{p, pass_volume_stats(L, p, Held{}), words_lower_bound_in_step(shape, grid.size(), o.passes, i), 0};
