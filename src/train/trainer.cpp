@@ -10,6 +10,7 @@
 #include <csignal>
 
 #include "convgrid/error.hpp"
+#include "sim/phase_start.hpp"
 #include "train/stop_signals.hpp"
 
 // Epochs and steps are timed on MPI's clock: wall time under Open MPI, simulated time under SMPI.
@@ -107,6 +108,11 @@ std::vector<EpochRecord> Trainer::run(const TrainObserver& observer) {
   while (state_.epoch < options_.epochs) {
     const int64_t epoch = state_.epoch;
     train_.start_epoch(epoch, samples);
+    // Every rank starts the epoch's first step together (a barrier; one simulated instant under
+    // SMPI). The set-up before it (parameter broadcasts, the fibres' communicators) leaves the
+    // ranks at different times, and the first step's time would include that skew: 2-4% of a
+    // step on 64 simulated GPUs (docs/scale.md, "The real training step").
+    sim::start_together(world_);
     const double start = MPI_Wtime();
     int64_t trained = 0;  // samples trained in this run (a resumed epoch counts from its start)
     EpochRecord rec;
