@@ -56,6 +56,90 @@ TEST(NodeLinks, ClosedFormsAgreeWithTheMembers) {
   EXPECT_GT(checked, 10000);
 }
 
+// The pairwise reduce-scatters' and the neighbour exchange's node charges, which check one period
+// of a fibre's layout on the nodes (node_links.cpp), against the rule applied to every pair of
+// the fibre's members: grids whose fibres are and are not powers of two (the fold), node sizes
+// that divide their strides and that do not.
+struct NodePart {
+  double steps = 0;
+  int64_t words = 0, surplus_words = 0;
+};
+
+NodePart pairwise_by_every_pair(const std::vector<int64_t>& m, bool butterfly, int64_t node, int64_t words,
+                                int64_t total_words, int64_t rounds) {
+  const int64_t q = static_cast<int64_t>(m.size()), lg = floor_log2(q), pof2 = int64_t{1} << lg, rem = q - pof2;
+  const bool one_node = q <= node && m.front() / node == m.back() / node;
+  const auto member = [&](int64_t v) { return m[v < rem ? 2 * v + 1 : v + rem]; };
+  double node_share = 0, all_shares = 0;
+  int64_t node_rounds = 0;
+  for (int64_t j = 0; j < lg; ++j) {
+    const double share = 1.0 / static_cast<double>(int64_t{2} << j);
+    const int64_t mask = butterfly ? int64_t{1} << j : pof2 >> (j + 1);
+    bool inside = true;
+    for (int64_t v = 0; v < pof2; ++v) {
+      if ((v & mask) == 0) inside = inside && same_node(member(v), member(v | mask), node);
+    }
+    all_shares += share;
+    if (one_node || inside) {
+      node_share += share;
+      ++node_rounds;
+    }
+  }
+  bool fold_inside = true;
+  for (int64_t i = 0; i < rem; ++i) fold_inside = fold_inside && same_node(m[2 * i], m[2 * i + 1], node);
+  return {static_cast<double>(node_rounds + (one_node ? rounds - lg : 0)),
+          static_cast<int64_t>(static_cast<double>(words) * node_share / all_shares),
+          rem > 0 && (one_node || fold_inside) ? total_words : 0};
+}
+
+TEST(NodeLinks, PeriodicChecksAgreeWithEveryPair) {
+  int64_t pairwise = 0, neighbour = 0;
+  for (int64_t P : {12, 20, 24, 40, 48, 96, 160}) {
+    for (const GridDims& d : all_grids(P)) {
+      for (int64_t r : {int64_t{0}, int64_t{1}, P / 2 + 1, P - 1}) {
+        const GridCoord g = d.coord_of(r);
+        for (Fibre f : {Fibre::k, Fibre::c, Fibre::nhw}) {
+          const std::vector<int64_t> m = fibre_ranks(d, g, f);
+          const int64_t q = static_cast<int64_t>(m.size());
+          if (q < 4) continue;
+          for (int64_t node : {2, 3, 4, 6, 8, 12}) {
+            for (int64_t total : {q * 25, q * 500, q * 5000}) {
+              const int64_t bytes = total * 4;
+              const ReduceScatter a = reduce_scatter_algorithm(q, bytes);
+              if (a == ReduceScatter::butterfly || a == ReduceScatter::recursive_halving) {
+                PassVolume v;
+                add_reduce_scatter(v, d, g, f, node, total / q, total);
+                const NodePart want = pairwise_by_every_pair(m, a == ReduceScatter::butterfly, node, (q - 1) * (total / q),
+                                                             total, reduce_scatter_rounds(q, bytes));
+                SCOPED_TRACE(d.to_string() + " rank " + std::to_string(r) + " node " + std::to_string(node) +
+                             " total " + std::to_string(total));
+                ASSERT_DOUBLE_EQ(v.node_steps, want.steps);
+                ASSERT_EQ(v.node_words, want.words);
+                ASSERT_EQ(v.surplus_node_words, want.surplus_words);
+                ++pairwise;
+              }
+              const bool one_node = q <= node && m.front() / node == m.back() / node;
+              if (all_gather_algorithm(q, bytes) == AllGather::neighbour && !one_node) {
+                PassVolume v;
+                const int64_t words = (q - 1) * (total / q);
+                add_all_gather(v, d, g, f, node, words, total);
+                bool pairs_inside = true;
+                for (int64_t i = 0; i < q / 2; ++i) pairs_inside = pairs_inside && same_node(m[2 * i], m[2 * i + 1], node);
+                const int64_t later = q / 2 - 1;
+                EXPECT_EQ(v.node_words, pairs_inside ? words * (1 + 2 * (later / 2)) / (q - 1) : 0);
+                EXPECT_DOUBLE_EQ(v.node_steps, pairs_inside ? static_cast<double>(1 + later / 2) : 0.0);
+                ++neighbour;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(pairwise, 5000);
+  EXPECT_GT(neighbour, 500);
+}
+
 TEST(NodeLinks, FibreMembersInCommunicatorOrder) {
   const GridDims d{2, 2, 2, 2, 2};
   const GridCoord g{1, 0, 1, 0, 1};

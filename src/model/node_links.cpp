@@ -2,6 +2,8 @@
 #include "model/node_links.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <numeric>
 
 #include "model/collective_rounds.hpp"
@@ -114,28 +116,54 @@ int64_t node_period(const Runs& r, int64_t ranks_per_node) {
   return r.length * (ranks_per_node / std::gcd(r.stride, ranks_per_node));
 }
 
-// The member a pairwise algorithm's virtual rank v stands for when q = pof2 + rem: after the
-// fold, the first rem odd members and the members from 2 rem on (Open MPI's numbering).
-int64_t folded_member(int64_t v, int64_t rem) { return v < rem ? 2 * v + 1 : v + rem; }
-
 // Whether every pair of an exchange round shares a node: virtual ranks v and v ^ mask (mask > 0),
 // or, for mask 0, the fold's pairs of members 2i and 2i + 1, i < rem.
-bool round_inside_nodes(const Runs& r, int64_t pof2, int64_t rem, int64_t mask, int64_t ranks_per_node) {
+//
+// Virtual rank v stands for member v + rem when v >= rem and, after the fold, for member 2v + 1
+// when v < rem (Open MPI's numbering for q = pof2 + rem). One period of each stretch decides:
+// members i and i + node_period lie the same way on their nodes, so the pairs of a stretch repeat
+// with the v step that moves their members by a multiple of it (made a multiple of 2 mask, the
+// period of which v have the mask's bit clear). The pairs across the two stretches
+// (v < rem <= v + mask) are at most mask, and a round of mask >= ranks_per_node usually ends at
+// its first pair past the fold: members mask apart are at least mask ranks apart.
+bool round_inside_nodes_by_pairs(const Runs& r, int64_t pof2, int64_t rem, int64_t mask, int64_t ranks_per_node) {
+  const int64_t period = node_period(r, ranks_per_node);
+  const int64_t half_period = period / std::gcd(period, int64_t{2});  // v steps that move 2v + 1 by a period
+  const auto pair_near = [&](int64_t a, int64_t b) {
+    return same_node(member_rank(r, a), member_rank(r, b), ranks_per_node);
+  };
   if (mask == 0) {
-    for (int64_t i = 0; i < rem; ++i) {
-      if (!same_node(member_rank(r, 2 * i), member_rank(r, 2 * i + 1), ranks_per_node)) return false;
+    for (int64_t i = 0; i < std::min(rem, half_period); ++i) {
+      if (!pair_near(2 * i, 2 * i + 1)) return false;
     }
     return true;
   }
-  // Without a fold virtual ranks are members, and the pairs repeat with the nodes' period (made a
-  // multiple of 2 mask, the period of which v have the mask's bit clear): one period decides.
-  const int64_t end = rem == 0 ? std::min(pof2, std::lcm(node_period(r, ranks_per_node), 2 * mask)) : pof2;
-  for (int64_t v = 0; v < end; ++v) {
-    if ((v & mask) != 0) continue;
-    const int64_t a = member_rank(r, folded_member(v, rem)), b = member_rank(r, folded_member(v | mask, rem));
-    if (!same_node(a, b, ranks_per_node)) return false;
+  const int64_t unfolded_end = std::min(pof2, rem + std::lcm(period, 2 * mask));
+  for (int64_t v = rem; v < unfolded_end; ++v) {
+    if ((v & mask) == 0 && !pair_near(v + rem, (v | mask) + rem)) return false;
+  }
+  const int64_t folded_end = std::min(rem, std::lcm(half_period, 2 * mask));
+  for (int64_t v = 0; v < folded_end; ++v) {
+    if ((v & mask) == 0 && (v | mask) < rem && !pair_near(2 * v + 1, 2 * (v | mask) + 1)) return false;
+  }
+  for (int64_t v = std::max<int64_t>(0, rem - mask); v < rem; ++v) {
+    if ((v & mask) == 0 && (v | mask) >= rem && !pair_near(2 * v + 1, (v | mask) + rem)) return false;
   }
   return true;
+}
+
+// round_inside_nodes_by_pairs, remembered: the planner asks it of the same few fibres for many
+// ranks and grids, and a fibre's answer depends only on its shape and on where its first rank
+// falls in a node. A pure function's memo, per thread (SMPI's ranks share a thread: harmless).
+bool round_inside_nodes(const Runs& r, int64_t pof2, int64_t rem, int64_t mask, int64_t ranks_per_node) {
+  using Key = std::array<int64_t, 8>;
+  thread_local std::map<Key, bool> memo;
+  const Key key{r.first % ranks_per_node, r.length, r.count, r.stride, pof2, rem, mask, ranks_per_node};
+  if (const auto it = memo.find(key); it != memo.end()) return it->second;
+  if (memo.size() >= 65536) memo.clear();
+  const bool inside = round_inside_nodes_by_pairs(r, pof2, rem, mask, ranks_per_node);
+  memo.emplace(key, inside);
+  return inside;
 }
 
 // The butterfly's and recursive halving's node part. Each round is a send-receive between pairs
