@@ -116,6 +116,17 @@ int64_t node_period(const Runs& r, int64_t ranks_per_node) {
   return r.length * (ranks_per_node / std::gcd(r.stride, ranks_per_node));
 }
 
+// Whether members 2i and 2i + 1 share a node for every i < pairs (the fold's pairs, the neighbour
+// exchange's pair partners). One period decides: i steps that move 2i by a multiple of
+// node_period.
+bool even_pairs_inside_nodes(const Runs& r, int64_t pairs, int64_t ranks_per_node) {
+  const int64_t period = node_period(r, ranks_per_node);
+  for (int64_t i = 0; i < std::min(pairs, period / std::gcd(period, int64_t{2})); ++i) {
+    if (!same_node(member_rank(r, 2 * i), member_rank(r, 2 * i + 1), ranks_per_node)) return false;
+  }
+  return true;
+}
+
 // Whether every pair of an exchange round shares a node: virtual ranks v and v ^ mask (mask > 0),
 // or, for mask 0, the fold's pairs of members 2i and 2i + 1, i < rem.
 //
@@ -132,12 +143,7 @@ bool round_inside_nodes_by_pairs(const Runs& r, int64_t pof2, int64_t rem, int64
   const auto pair_near = [&](int64_t a, int64_t b) {
     return same_node(member_rank(r, a), member_rank(r, b), ranks_per_node);
   };
-  if (mask == 0) {
-    for (int64_t i = 0; i < std::min(rem, half_period); ++i) {
-      if (!pair_near(2 * i, 2 * i + 1)) return false;
-    }
-    return true;
-  }
+  if (mask == 0) return even_pairs_inside_nodes(r, rem, ranks_per_node);
   const int64_t unfolded_end = std::min(pof2, rem + std::lcm(period, 2 * mask));
   for (int64_t v = rem; v < unfolded_end; ++v) {
     if ((v & mask) == 0 && !pair_near(v + rem, (v | mask) + rem)) return false;
@@ -202,10 +208,7 @@ void charge_pairwise(PassVolume& v, const Runs& r, int64_t q, bool butterfly, in
 // nodes (its members increase), so those rounds are the network's. The q - 1 blocks the rank
 // receives are taken as equal shares of `words`.
 void charge_neighbour_exchange(PassVolume& v, const Runs& r, int64_t q, int64_t ranks_per_node, int64_t words) {
-  const int64_t pairs = std::min(q / 2, std::lcm(node_period(r, ranks_per_node), 2) / 2);  // one period decides
-  for (int64_t i = 0; i < pairs; ++i) {
-    if (!same_node(member_rank(r, 2 * i), member_rank(r, 2 * i + 1), ranks_per_node)) return;
-  }
+  if (!even_pairs_inside_nodes(r, q / 2, ranks_per_node)) return;
   const int64_t later = q / 2 - 1;  // the rounds after the first
   v.node_words += words * (1 + 2 * (later / 2)) / (q - 1);
   v.node_steps += static_cast<double>(1 + later / 2);

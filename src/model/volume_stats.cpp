@@ -23,7 +23,7 @@ struct HaloLine {
 };
 
 template <class Owned, class Needed, class CountRead>
-std::vector<HaloLine> halo_lines(int64_t parts, Owned owned, Needed needed, CountRead count) {
+std::vector<HaloLine> halo_lines(int64_t parts, Owned owned, Needed needed, CountRead count, bool with_peers) {
   std::vector<HaloLine> lines(parts);
   for (int64_t j = 0; j < parts; ++j) {
     HaloLine& l = lines[j];
@@ -42,8 +42,10 @@ std::vector<HaloLine> halo_lines(int64_t parts, Owned owned, Needed needed, Coun
         lines[j].recv_blocks += 1;
         lines[i].send_read += n;
         lines[i].send_blocks += 1;
-        lines[j].recv_from.insert(lines[j].recv_from.end(), {i - j, n});
-        lines[i].send_to.insert(lines[i].send_to.end(), {j - i, n});
+        if (with_peers) {
+          lines[j].recv_from.insert(lines[j].recv_from.end(), {i - j, n});
+          lines[i].send_to.insert(lines[i].send_to.end(), {j - i, n});
+        }
       }
     }
   }
@@ -54,14 +56,16 @@ struct Halos {
   std::vector<HaloLine> h, w;
 };
 
-Halos make_halos(const LayerLayout& L) {
+// `with_peers`: also list each line's neighbours (HaloLine::recv_from, send_to), which only the
+// node level needs.
+Halos make_halos(const LayerLayout& L, bool with_peers) {
   const ReadPixels& read = L.read();
   return {halo_lines(
               L.dims().Ph, [&](int64_t j) { return L.rows_owned(j); },
-              [&](int64_t j) { return L.rows_needed(j); }, [&](Range r) { return read.rows_in(r); }),
+              [&](int64_t j) { return L.rows_needed(j); }, [&](Range r) { return read.rows_in(r); }, with_peers),
           halo_lines(
               L.dims().Pw, [&](int64_t j) { return L.cols_owned(j); },
-              [&](int64_t j) { return L.cols_needed(j); }, [&](Range r) { return read.cols_in(r); })};
+              [&](int64_t j) { return L.cols_needed(j); }, [&](Range r) { return read.cols_in(r); }, with_peers)};
 }
 
 // Totals over all ranks of the halo words and messages (either direction: the reverse halo moves
@@ -102,7 +106,7 @@ VolumeStats pass_volume_mean(const LayerLayout& L, Pass pass, Held held) {
     }
   };
   auto halo = [&] {
-    auto [w, m] = halo_totals(L, make_halos(L));
+    auto [w, m] = halo_totals(L, make_halos(L, false));
     words += w;
     messages += m;
   };
@@ -164,13 +168,12 @@ std::vector<int64_t> read_pattern(const std::vector<int64_t>& base, const ReadPi
 // members are its first plus offsets that depend only on the grid). Each is a sum over the grid
 // dimensions of coordinate times stride: a dimension's terms below, modulo the node, keep all
 // of them the same inside a combination of classes.
-std::vector<int64_t> node_residues(const GridDims& d, int64_t ranks_per_node, int64_t dim, int64_t j,
-                                   int64_t in_fibre) {
-  if (ranks_per_node <= 0) return {};
+void append_node_residues(std::vector<int64_t>& sig, const GridDims& d, int64_t ranks_per_node, int64_t dim,
+                          int64_t j, int64_t in_fibre) {
+  if (ranks_per_node <= 0) return;
   const int64_t stride[] = {d.Pk * d.Pc * d.Ph * d.Pw, d.Pc * d.Ph * d.Pw, d.Ph * d.Pw, d.Pw, 1};
-  std::vector<int64_t> r{j * stride[dim] % ranks_per_node};
-  if (dim == 1) r.push_back(j % in_fibre * stride[dim] % ranks_per_node);  // g.k within its input fibre
-  return r;
+  sig.push_back(j * stride[dim] % ranks_per_node);
+  if (dim == 1) sig.push_back(j % in_fibre * stride[dim] % ranks_per_node);  // g.k within its input fibre
 }
 
 template <class Signature>
@@ -178,7 +181,7 @@ std::vector<CoordClass> classes_at_nodes(const GridDims& d, int64_t ranks_per_no
                                          int64_t in_fibre, Signature signature) {
   return classes(parts, [&](int64_t j) {
     std::vector<int64_t> sig = signature(j);
-    for (int64_t r : node_residues(d, ranks_per_node, dim, j, in_fibre)) sig.push_back(r);
+    append_node_residues(sig, d, ranks_per_node, dim, j, in_fibre);
     return sig;
   });
 }
@@ -188,7 +191,7 @@ std::vector<CoordClass> classes_at_nodes(const GridDims& d, int64_t ranks_per_no
 std::vector<GridCoord> representative_ranks(const LayerLayout& L, int64_t ranks_per_node) {
   const ConvShape& s = L.shape();
   const GridDims& d = L.dims();
-  const Halos halos = make_halos(L);
+  const Halos halos = make_halos(L, ranks_per_node > 0);
   const int64_t m = L.in_fibre_size();
   auto by_class = [&](int64_t dim, int64_t parts, auto signature) {
     return classes_at_nodes(d, ranks_per_node, dim, parts, m, signature);
