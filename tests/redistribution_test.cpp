@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -61,8 +63,11 @@ std::vector<int64_t> owners(const ConvShape& b, int64_t ranks, SliceOf slice_of)
   return owner;
 }
 
-// Checks every rank's words against brute force, the stats against the per-rank words, and that
-// the words over all ranks are the elements whose owner changes.
+void check_placements(const Placement& from, const Placement& to);
+
+// Checks every rank's words against brute force, the stats against the per-rank words, that
+// the words over all ranks are the elements whose owner changes, and the figures with and
+// without nodes (check_placements).
 void check_pair(const LayerPair& p, const GridDims& da, const GridDims& db) {
   SCOPED_TRACE(::testing::Message()
                << p.name << " from " << da.to_string() << " to " << db.to_string());
@@ -92,6 +97,7 @@ void check_pair(const LayerPair& p, const GridDims& da, const GridDims& db) {
   EXPECT_EQ(stats.max_words, largest);
   EXPECT_DOUBLE_EQ(stats.mean_words, static_cast<double>(total) / static_cast<double>(ranks));
   EXPECT_EQ(redistribution_messages(ranks, stats), ranks > 1 && moved > 0 ? 1 : 0);
+  check_placements(Placement::output_of(from), Placement::input_of(to));
 }
 
 TEST(Redistribution, MatchesBruteForceOnAllGridPairs) {
@@ -200,24 +206,28 @@ void check_placements(const Placement& from, const Placement& to) {
     ++backward[old_owner[i]];
   }
   const RedistributionFigures f = redistribution_figures(from, to);
-  // The node level's split (nodes of 2 consecutive ranks): words from the other rank of the node.
-  std::vector<int64_t> forward_node(ranks, 0), backward_node(ranks, 0);
-  for (size_t i = 0; i < old_owner.size(); ++i) {
-    if (old_owner[i] == new_owner[i] || old_owner[i] / 2 != new_owner[i] / 2) continue;
-    ++forward_node[new_owner[i]];
-    ++backward_node[old_owner[i]];
+  // The node level's split, with nodes of 2, 3, 4 and 6 consecutive ranks (a box of the grid or
+  // not, the last node short or not): words from the other ranks of the node.
+  for (const int64_t node : {2, 3, 4, 6}) {
+    SCOPED_TRACE(::testing::Message() << "ranks per node " << node);
+    std::vector<int64_t> forward_node(ranks, 0), backward_node(ranks, 0);
+    for (size_t i = 0; i < old_owner.size(); ++i) {
+      if (old_owner[i] == new_owner[i] || old_owner[i] / node != new_owner[i] / node) continue;
+      ++forward_node[new_owner[i]];
+      ++backward_node[old_owner[i]];
+    }
+    const RedistributionFigures split = redistribution_figures(from, to, node);
+    CommLoad want_forward, want_backward;
+    for (int64_t r = 0; r < ranks; ++r) {
+      want_forward = want_forward.max_with({0, 0, 0, forward[r] - forward_node[r], forward_node[r]});
+      want_backward = want_backward.max_with({0, 0, 0, backward[r] - backward_node[r], backward_node[r]});
+    }
+    EXPECT_EQ(split.forward.max_load.network_words, want_forward.network_words);
+    EXPECT_EQ(split.forward.max_load.node_words, want_forward.node_words);
+    EXPECT_EQ(split.backward.max_load.network_words, want_backward.network_words);
+    EXPECT_EQ(split.backward.max_load.node_words, want_backward.node_words);
+    EXPECT_EQ(split.forward.max_words, f.forward.max_words);
   }
-  const RedistributionFigures split = redistribution_figures(from, to, 2);
-  CommLoad want_forward, want_backward;
-  for (int64_t r = 0; r < ranks; ++r) {
-    want_forward = want_forward.max_with({0, 0, 0, forward[r] - forward_node[r], forward_node[r]});
-    want_backward = want_backward.max_with({0, 0, 0, backward[r] - backward_node[r], backward_node[r]});
-  }
-  EXPECT_EQ(split.forward.max_load.network_words, want_forward.network_words);
-  EXPECT_EQ(split.forward.max_load.node_words, want_forward.node_words);
-  EXPECT_EQ(split.backward.max_load.network_words, want_backward.network_words);
-  EXPECT_EQ(split.backward.max_load.node_words, want_backward.node_words);
-  EXPECT_EQ(split.forward.max_words, f.forward.max_words);
   // Without a node level every word is the network's.
   EXPECT_EQ(f.forward.max_load.network_words, f.forward.max_words);
   EXPECT_EQ(f.forward.max_load.node_words, 0);
@@ -356,6 +366,93 @@ TEST(Redistribution, RejectsPoolingBeyondTheOutput) {
   EXPECT_TRUE(throws_input_error(
       [&] { redistribution_figures(Placement::pooled_output_of(a, 3, 4), Placement::input_of(fc)); },
       {"C=13", "C=4,H=3,W=4"}));
+}
+
+// Placement::slices_between against the slices one by one: on every box of coordinates of every
+// grid of 1 to 12 ranks, for Out, In, pooled Out, a joined placement and a window of it, what the
+// box's slices hold of a few probe boxes (whole tensor, halves, a window, one element) is the sum
+// of slice_overlap over the box's ranks, and the sum is refused only when some slice there is
+// a flat part of a block.
+TEST(Redistribution, SlicesBetweenSumTheSlicesOfTheBox) {
+  const ConvShape shape = ConvShape::parse("N=3,C=5,H=7,W=6,K=3,R=3,S=3,pad=1");
+  const ConvShape grouped = ConvShape::parse("N=2,C=6,H=5,W=4,K=6,R=3,S=3,pad=1,groups=6");
+  int64_t sums = 0, refused = 0;
+  for (int64_t ranks = 1; ranks <= 12; ++ranks) {
+    for (const GridDims& d : all_grids(ranks)) {
+      std::vector<Placement> placements;
+      for (const ConvShape& s : {shape, grouped}) {
+        if (!d.fits(s)) continue;
+        const LayerLayout layout(s, d);
+        placements.push_back(Placement::output_of(layout));
+        placements.push_back(Placement::input_of(layout));
+        placements.push_back(Placement::pooled_output_of(layout, 3, 2));
+      }
+      const Placement joined = Placement::joined(d, Box4{{Range{0, 3}, Range{0, 7}, Range{0, 5}, Range{0, 4}}});
+      placements.push_back(joined);
+      placements.push_back(joined.window(2, 4));
+      for (const Placement& p : placements) {
+        const Box4& t = p.tensor();
+        const auto half = [&](int dim, bool upper) {
+          Box4 b = t;
+          const int64_t mid = t.extent(dim) / 2;
+          b.r[dim] = upper ? Range{mid, t.extent(dim)} : Range{0, mid};
+          return b;
+        };
+        const Box4 probes[] = {t, half(1, false), half(2, true), half(3, false),
+                               Box4{{Range{1, 2}, Range{1, 3}, Range{1, 3}, Range{0, 2}}},
+                               Box4{{Range{0, 1}, Range{0, 1}, Range{0, 1}, Range{0, 1}}}};
+        const std::array<int64_t, 5> e = d.extents();
+        // every first..last pair in each dimension
+        for (int64_t code = 0; code < e[0] * e[0] * e[1] * e[1] * e[2] * e[2] * e[3] * e[3] * e[4] * e[4]; ++code) {
+          std::array<int64_t, 5> lo{}, hi{};
+          int64_t rest = code;
+          bool ordered = true;
+          for (int i = 0; i < 5; ++i) {
+            lo[i] = rest % e[i];
+            rest /= e[i];
+            hi[i] = rest % e[i];
+            rest /= e[i];
+            ordered = ordered && lo[i] <= hi[i];
+          }
+          if (!ordered) continue;
+          const GridCoord first{lo[0], lo[1], lo[2], lo[3], lo[4]}, last{hi[0], hi[1], hi[2], hi[3], hi[4]};
+          const std::optional<SliceSum> sum = p.slices_between(first, last);
+          bool all_whole = true, any_empty = false;
+          std::vector<Slice> slices;
+          for (int64_t n = lo[0]; n <= hi[0]; ++n)
+            for (int64_t k = lo[1]; k <= hi[1]; ++k)
+              for (int64_t c = lo[2]; c <= hi[2]; ++c)
+                for (int64_t h = lo[3]; h <= hi[3]; ++h)
+                  for (int64_t w = lo[4]; w <= hi[4]; ++w) {
+                    const Slice s = p.slice_at(GridCoord{n, k, c, h, w});
+                    all_whole = all_whole && s.flat.begin == 0 && s.flat.end == s.box.volume();
+                    any_empty = any_empty || s.empty();
+                    slices.push_back(s);
+                  }
+          // Refused only where a slice is flat (or empty: a flat split of an empty block may
+          // look whole).
+          ASSERT_TRUE(sum ? all_whole : !all_whole || any_empty) << d.to_string();
+          if (!sum) {
+            ++refused;
+            continue;
+          }
+          for (const Box4& probe : probes) {
+            int64_t want = 0;
+            for (const Slice& s : slices) want += slice_overlap(s, t, Slice::whole(probe), t);
+            ASSERT_EQ(sum->overlap(probe), want) << d.to_string();
+            ASSERT_EQ(sum->overlap(Slice::whole(probe)), want);
+          }
+          const Slice flat{t, Range{t.volume() / 5, t.volume() / 2 + 1}};  // 3 to 7 sub-boxes
+          int64_t want = 0;
+          for (const Slice& s : slices) want += slice_overlap(s, t, flat, t);
+          ASSERT_EQ(sum->overlap(flat), want) << d.to_string();
+          ++sums;
+        }
+      }
+    }
+  }
+  EXPECT_GT(sums, 10000);
+  EXPECT_GT(refused, 100) << "some grid splits a block of fewer channels than parts";
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "convgrid/error.hpp"
@@ -157,23 +159,87 @@ Placement Placement::window(int64_t offset, int64_t count) const {
   return p;
 }
 
+std::pair<int64_t, int64_t> Placement::block_and_part(int64_t k, int64_t c) const {
+  if (side_ == Side::in) return {k / parts_ * dims_.Pc + c, k % parts_};
+  return {k, c};
+}
+
+std::optional<Range> Placement::channels_at(int64_t k, int64_t c) const {
+  if (side_ == Side::joined) {
+    const Range block = channel_[k * dims_.Pc + c];
+    if (window_offset_ < 0) return block;
+    const Range mine = block.intersect(Range{window_offset_, window_offset_ + tensor_.extent(1)});
+    return mine.empty() ? Range{0, 0} : mine.shifted(-window_offset_);
+  }
+  const auto [channel, part] = block_and_part(k, c);
+  if (!split_.empty()) return split_[channel * parts_ + part];
+  const Range block = channel_[channel];
+  if (block.size() < parts_) return std::nullopt;
+  return balanced_block(block.size(), parts_, part).shifted(block.begin);
+}
+
 // LayerLayout::out_slice (Out and pooled Out: split over the c-fibre) and in_slice (split over
 // the input fibre), from the tables; a joined placement's whole boxes, cut to the window.
 Slice Placement::slice_at(GridCoord g) const {
-  if (side_ == Side::joined) {
-    Box4 box{{n_[g.n], channel_[g.k * dims_.Pc + g.c], row_[g.h], col_[g.w]}};
-    if (window_offset_ >= 0) {
-      const Range mine = box.r[1].intersect(Range{window_offset_, window_offset_ + tensor_.extent(1)});
-      box.r[1] = mine.empty() ? Range{0, 0} : Range{mine.begin - window_offset_, mine.end - window_offset_};
-    }
-    return Slice::whole(box);
+  if (const std::optional<Range> channels = channels_at(g.k, g.c)) {
+    return Slice::whole(Box4{{n_[g.n], *channels, row_[g.h], col_[g.w]}});
   }
-  const bool in = side_ == Side::in;
-  const int64_t channel = in ? g.k / parts_ * dims_.Pc + g.c : g.k, part = in ? g.k % parts_ : g.c;
-  if (!split_.empty()) {
-    return Slice::whole(Box4{{n_[g.n], split_[channel * parts_ + part], row_[g.h], col_[g.w]}});
-  }
+  const auto [channel, part] = block_and_part(g.k, g.c);
   return split_block(Box4{{n_[g.n], channel_[channel], row_[g.h], col_[g.w]}}, parts_, part);
+}
+
+std::optional<std::array<std::vector<Range>, 4>> Placement::slice_ranges_between(GridCoord first, GridCoord last) const {
+  std::array<std::vector<Range>, 4> ranges;
+  for (int64_t k = first.k; k <= last.k; ++k) {
+    for (int64_t c = first.c; c <= last.c; ++c) {
+      const std::optional<Range> channels = channels_at(k, c);
+      if (!channels) return std::nullopt;
+      ranges[1].push_back(*channels);
+    }
+  }
+  for (int64_t n = first.n; n <= last.n; ++n) ranges[0].push_back(n_[n]);
+  for (int64_t h = first.h; h <= last.h; ++h) ranges[2].push_back(row_[h]);
+  for (int64_t w = first.w; w <= last.w; ++w) ranges[3].push_back(col_[w]);
+  return ranges;
+}
+
+std::optional<SliceSum> Placement::slices_between(GridCoord first, GridCoord last) const {
+  std::optional<std::array<std::vector<Range>, 4>> ranges = slice_ranges_between(first, last);
+  if (!ranges) return std::nullopt;
+  return SliceSum(std::move(*ranges));
+}
+
+SliceSum::SliceSum(std::array<std::vector<Range>, 4> ranges) : ranges_(std::move(ranges)) {
+  for (std::vector<Range>& list : ranges_) {
+    std::erase_if(list, [](Range r) { return r.empty(); });
+    std::sort(list.begin(), list.end(), [](Range a, Range b) { return a.begin < b.begin || (a.begin == b.begin && a.end < b.end); });
+    size_t kept = 0;
+    for (Range r : list) {
+      if (kept > 0 && list[kept - 1].end == r.begin) {
+        list[kept - 1].end = r.end;
+      } else {
+        list[kept++] = r;
+      }
+    }
+    list.resize(kept);
+  }
+}
+
+int64_t SliceSum::overlap(const Box4& b) const {
+  int64_t product = 1;
+  for (int d = 0; d < 4 && product > 0; ++d) {
+    int64_t sum = 0;
+    for (Range r : ranges_[d]) sum += r.intersect(b.r[d]).size();
+    product *= sum;
+  }
+  return product;
+}
+
+int64_t SliceSum::overlap(const Slice& s) const {
+  if (s.flat.begin == 0 && s.flat.end == s.box.volume()) return overlap(s.box);
+  int64_t n = 0;
+  for_each_box(s, [&](const Box4& b) { n += overlap(b); });
+  return n;
 }
 
 int64_t slice_overlap(const Slice& s, const Box4& s_tensor, const Slice& t, const Box4& t_tensor) {
@@ -223,6 +289,57 @@ int64_t redistribution_messages(int64_t ranks, const RedistributionStats& stats)
   return ranks > 1 && stats.max_words > 0 ? 1 : 0;
 }
 
+namespace {
+
+// The coordinates of ranks [first, first + count) when they form a box of the grid (every
+// coordinate between their first and last in each dimension): `at` is the first's.
+std::optional<std::pair<GridCoord, GridCoord>> rank_box(const GridDims& dims, GridCoord at, int64_t first, int64_t count) {
+  const GridCoord last = dims.coord_of(first + count - 1);
+  int64_t volume = 1;
+  for (auto [a, b] : {std::pair{at.n, last.n}, {at.k, last.k}, {at.c, last.c}, {at.h, last.h}, {at.w, last.w}}) {
+    if (b < a) return std::nullopt;
+    volume *= b - a + 1;
+  }
+  if (volume != count) return std::nullopt;
+  return std::pair{at, last};
+}
+
+// The slices of a node's ranks in one placement: as a SliceSum when the ranks form a box of its
+// grid, their slices are whole and they are compared in their own view (the common case; a
+// product per rank), else one by one.
+class NodeSlices {
+ public:
+  void take(const Placement& p, bool one_view, GridCoord at, int64_t first, int64_t count) {
+    slices_.clear();
+    sum_.reset();
+    const auto box = one_view ? rank_box(p.dims(), at, first, count) : std::nullopt;
+    if (box) sum_ = p.slices_between(box->first, box->second);
+    if (sum_) return;
+    for (int64_t s = first; s < first + count; ++s) slices_.push_back(p.slice(s));
+  }
+
+  // Elements of `mine` (in `mine_in`'s view) that the node's slices of `theirs_in` hold, rank
+  // `own` (a member, whose slice shares `own_share` of them) left out.
+  int64_t others_share(const Slice& mine, const Placement& mine_in, const Placement& theirs_in, int64_t own,
+                       int64_t own_share) const {
+    if (sum_) return sum_->overlap(mine) - own_share;
+    // A slice lies in its block's box: in one view, disjoint boxes share nothing.
+    const bool one_view = same_extents(theirs_in.tensor(), mine_in.tensor());
+    int64_t words = 0;
+    for (int64_t i = 0; i < static_cast<int64_t>(slices_.size()); ++i) {
+      if (i == own || (one_view && slices_[i].box.intersect(mine.box).empty())) continue;
+      words += slice_overlap(slices_[i], theirs_in.tensor(), mine, mine_in.tensor());
+    }
+    return words;
+  }
+
+ private:
+  std::optional<SliceSum> sum_;
+  std::vector<Slice> slices_;
+};
+
+}  // namespace
+
 RedistributionFigures redistribution_figures(const Placement& from, const Placement& to, int64_t ranks_per_node) {
   validate_redistribution(from, to);
   const int64_t ranks = from.dims().size();
@@ -233,18 +350,8 @@ RedistributionFigures redistribution_figures(const Placement& from, const Placem
   // ones (forward), of its old slice in their new ones (backward). The node's slices are taken
   // once per node.
   const int64_t node = ranks_per_node > 1 ? ranks_per_node : 0;
-  std::vector<Slice> node_old, node_new;
-  const auto from_node = [&](int64_t r, const Slice& mine, const Placement& mine_in, const std::vector<Slice>& theirs,
-                             const Placement& theirs_in) {
-    // A slice lies in its block's box: in one view, disjoint boxes share nothing.
-    const bool one_view = same_extents(theirs_in.tensor(), mine_in.tensor());
-    int64_t words = 0;
-    for (int64_t i = 0; i < static_cast<int64_t>(theirs.size()); ++i) {
-      if (i == r % node || (one_view && theirs[i].box.intersect(mine.box).empty())) continue;
-      words += slice_overlap(theirs[i], theirs_in.tensor(), mine, mine_in.tensor());
-    }
-    return words;
-  };
+  NodeSlices node_old, node_new;
+  const bool one_view = same_extents(from.tensor(), to.tensor());
   // Rank r's coordinates in both grids, advanced like odometers (w fastest) instead of divided.
   GridCoord a{}, b{};
   for (int64_t r = 0; r < ranks; ++r, advance(a, from.dims()), advance(b, to.dims())) {
@@ -256,15 +363,12 @@ RedistributionFigures redistribution_figures(const Placement& from, const Placem
     total_forward += forward;
     total_backward += backward;
     if (node > 0 && r % node == 0) {
-      node_old.clear();
-      node_new.clear();
-      for (int64_t s = r; s < std::min(ranks, r + node); ++s) {
-        node_old.push_back(from.slice(s));
-        node_new.push_back(to.slice(s));
-      }
+      const int64_t count = std::min(ranks, r + node) - r;
+      node_old.take(from, one_view, a, r, count);
+      node_new.take(to, one_view, b, r, count);
     }
-    const int64_t forward_node = node > 0 && forward > 0 ? from_node(r, new_slice, to, node_old, from) : 0;
-    const int64_t backward_node = node > 0 && backward > 0 ? from_node(r, old_slice, from, node_new, to) : 0;
+    const int64_t forward_node = node > 0 && forward > 0 ? node_old.others_share(new_slice, to, from, r % node, both) : 0;
+    const int64_t backward_node = node > 0 && backward > 0 ? node_new.others_share(old_slice, from, to, r % node, both) : 0;
     f.forward.max_load = f.forward.max_load.max_with({0, 0, 0, forward - forward_node, forward_node});
     f.backward.max_load = f.backward.max_load.max_with({0, 0, 0, backward - backward_node, backward_node});
     forward_network |= forward > forward_node;

@@ -22,13 +22,37 @@
 // activation is feature c*H*W + y*W + x of the flattened one, and slices are compared in that view.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "layout/layer_layout.hpp"
 #include "model/grid_volume.hpp"
 
 namespace convgrid {
+
+// The slices of the ranks at a box of grid coordinates (Placement::slices_between), summed
+// against a box. A whole slice is a box whose range along each tensor dimension depends only on
+// the grid coordinates that split that dimension (samples: n; channels: k and c; rows: h;
+// columns: w), so over a box of coordinates the slices are every combination of those ranges,
+// and what they hold of a box b adds up to a product over the tensor dimensions:
+//   sum over ranks of |slice(rank) ∩ b| = prod over d of sum over ranges R of d of |R ∩ b_d|.
+// Costs the coordinates of each dimension (k x c ones for the channels), not their product.
+class SliceSum {
+ public:
+  // Each tensor dimension's ranges (samples, channels, rows, columns), one for each coordinate
+  // (k x c pair for the channels) of the box.
+  explicit SliceSum(std::array<std::vector<Range>, 4> ranges);
+  // Elements of `b` (or of a slice's boxes) held by the slices, once for each slice holding them.
+  int64_t overlap(const Box4& b) const;
+  int64_t overlap(const Slice& s) const;
+
+ private:
+  // Each dimension's ranges, sorted, with touching neighbours joined (which keeps the sums) and
+  // empty ones dropped.
+  std::array<std::vector<Range>, 4> ranges_;
+};
 
 // Where an activation lies at rest: one Slice per rank of a grid.
 class Placement {
@@ -62,11 +86,22 @@ class Placement {
   const Box4& tensor() const { return tensor_; }
   Slice slice(int64_t rank) const { return slice_at(dims_.coord_of(rank)); }
   Slice slice_at(GridCoord g) const;
+  // The slices of the ranks at coordinates first..last in every grid dimension, as one sum;
+  // nullopt when one of them is not whole (a flat part of a block with fewer channels than
+  // parts, whose elements are no box). Cost: the coordinates of each dimension.
+  std::optional<SliceSum> slices_between(GridCoord first, GridCoord last) const;
+  // The ranges a SliceSum of them is made of, for a caller that maps them first (a pooling
+  // window's input rows of each block of output rows).
+  std::optional<std::array<std::vector<Range>, 4>> slice_ranges_between(GridCoord first, GridCoord last) const;
 
  private:
   enum class Side { out, in, joined };  // out: a grid's Out, maybe pooled
   Placement(const LayerLayout& layout, Side side, Box4 tensor);
   Placement(const GridDims& dims, Side side, Box4 tensor) : dims_(dims), side_(side), tensor_(tensor) {}
+  // The channels of the slices at (k, c) when they are whole, else nullopt.
+  std::optional<Range> channels_at(int64_t k, int64_t c) const;
+  // The block the slices at (k, c) are split from, and the part: when channels_at is nullopt.
+  std::pair<int64_t, int64_t> block_and_part(int64_t k, int64_t c) const;
 
   GridDims dims_;
   Side side_;
