@@ -5,7 +5,7 @@ namespace convgrid {
 
 InputEdge::InputEdge(TrainLayer& owner, const std::string& role, const ActivationSpread& from,
                      Box4 wanted_tensor, std::function<Slice(int64_t)> wanted,
-                     const LayerSetup& setup, bool sole_reader, bool wanted_partitions,
+                     const LayerSetup& setup, bool sole_reader, const WantedByAll& all,
                      Life data_life)
     : from_placement_(from.placement),
       wanted_tensor_(wanted_tensor),
@@ -14,13 +14,13 @@ InputEdge::InputEdge(TrainLayer& owner, const std::string& role, const Activatio
       sole_reader_(sole_reader) {
   const std::string key = owner.name() + "/" + role;
   std::optional<bool> known;
-  if (setup.moves_cache != nullptr) {
-    const auto it = setup.moves_cache->find(key);
-    if (it != setup.moves_cache->end()) known = it->second;
+  if (setup.cache != nullptr) {
+    const auto it = setup.cache->moves.find(key);
+    if (it != setup.cache->moves.end()) known = it->second;
   }
-  figures_ = exchange_figures(*from.placement, wanted_tensor_, wanted_, wanted_partitions,
+  figures_ = exchange_figures(*from.placement, wanted_tensor_, wanted_, all,
                               setup.procs, setup.rank, known);
-  if (setup.moves_cache != nullptr) (*setup.moves_cache)[key] = figures_.moves;
+  if (setup.cache != nullptr) setup.cache->moves[key] = figures_.moves;
   owner.describe_held(role + " staging", MemoryGroup::exchanges, figures_.staging_bytes);
   if (!figures_.identity) data_buf_ = owner.describe_activation(role, data_life, wanted_size_);
   if (!(figures_.identity && sole_reader_)) {

@@ -18,12 +18,12 @@ class InputEdge {
  public:
   InputEdge() = default;
   // Describes the edge's buffers on `owner` (constructors of layers only), for setup's rank;
-  // `sole_reader`: no other layer reads the producer's output; `wanted_partitions`: the wanted
-  // slices partition the tensor (exchange_figures); `data_life`: how long the owner reads the
+  // `sole_reader`: no other layer reads the producer's output; `all`: what every rank wants
+  // (exchange_figures); `data_life`: how long the owner reads the
   // delivered copy (Life::forward or Life::forward_to_backward).
   InputEdge(TrainLayer& owner, const std::string& role, const ActivationSpread& from,
             Box4 wanted_tensor, std::function<Slice(int64_t)> wanted, const LayerSetup& setup,
-            bool sole_reader, bool wanted_partitions, Life data_life);
+            bool sole_reader, const WantedByAll& all, Life data_life);
 
   const ExchangeFigures& figures() const { return figures_; }
   int64_t wanted_size() const { return wanted_size_; }

@@ -95,6 +95,20 @@ Box4 pool_input_region(const PoolGeometry& g, const Slice& out) {
   return hull;
 }
 
+std::optional<SliceSum> pool_input_regions(const PoolGeometry& g, const Placement& pooled) {
+  const GridDims& d = pooled.dims();
+  auto ranges = pooled.slice_ranges_between(GridCoord{}, GridCoord{d.Pn - 1, d.Pk - 1, d.Pc - 1, d.Ph - 1, d.Pw - 1});
+  if (!ranges) return std::nullopt;
+  for (const int dim : {2, 3}) {
+    for (Range& r : (*ranges)[dim]) {
+      Box4 block{{Range{0, 1}, Range{0, 1}, Range{0, 1}, Range{0, 1}}};
+      block.r[dim] = r;
+      r = pool_input_box(g, block).r[dim];
+    }
+  }
+  return SliceSum(std::move(*ranges));
+}
+
 // Max pooling with windows that tile the image (window = stride, no padding, none running past
 // the end) over whole output planes read from whole input planes: plane by plane, with no
 // per-element window arithmetic.

@@ -11,9 +11,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "layout/box.hpp"
+#include "model/redistribution.hpp"
 #include "nn/network.hpp"
 
 namespace convgrid {
@@ -31,6 +33,13 @@ Box4 pool_input_box(const PoolGeometry& g, const Box4& out);
 
 // The smallest box containing the input of every element of `out` (empty slice: empty box).
 Box4 pool_input_region(const PoolGeometry& g, const Slice& out);
+
+// Every rank's input region for its slice of `pooled` (the pooled placement), as one SliceSum: a
+// region's rows are those its block of output rows reads, its columns likewise, its samples and
+// channels the block's, so the regions are the blocks with rows and columns mapped one range at a
+// time (an empty range stays empty, as an empty block's region is empty). Nullopt when some
+// slice is a flat part of a block (its region is a hull, no product).
+std::optional<SliceSum> pool_input_regions(const PoolGeometry& g, const Placement& pooled);
 
 // out[i] for every element of the slice, from `in`, the dense storage of `region`. With max
 // pooling, argmax[i] is the offset in the region of the element chosen (ties: the first in

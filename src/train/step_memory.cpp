@@ -20,10 +20,11 @@ std::vector<int64_t> place_intervals(const std::vector<Interval>& blocks, int64_
   std::vector<int64_t> offset(blocks.size(), 0);
   std::vector<size_t> placed;
   int64_t end = 0;
+  std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, offset + bytes)
   for (size_t i : order) {
     const Interval& b = blocks[i];
     // The placed blocks whose lives meet this one's, by offset: take the lowest gap that fits.
-    std::vector<std::pair<int64_t, int64_t>> taken;  // [offset, offset + bytes)
+    taken.clear();
     for (size_t j : placed) {
       const Interval& o = blocks[j];
       if (o.first <= b.last && b.first <= o.last) taken.emplace_back(offset[j], offset[j] + o.bytes);
@@ -93,9 +94,8 @@ OutputLives output_lives(const std::vector<TrainGraph::Node>& nodes) {
   return lives;
 }
 
-}  // namespace
-
-StepMemoryPlan plan_step_memory(const TrainGraph& graph) {
+// Every activation buffer's slot with its life, not yet placed, and the bytes described.
+StepMemoryPlan unplaced(const TrainGraph& graph) {
   const std::vector<TrainGraph::Node>& nodes = graph.nodes();
   const int n = static_cast<int>(nodes.size());
   const OutputLives lives = output_lives(nodes);
@@ -141,8 +141,22 @@ StepMemoryPlan plan_step_memory(const TrainGraph& graph) {
       plan.slots.push_back(slot);
     }
   }
+  return plan;
+}
+
+std::vector<Interval> lives_of(const StepMemoryPlan& plan) {
   std::vector<Interval> blocks;
+  blocks.reserve(plan.slots.size());
   for (const ArenaSlot& s : plan.slots) blocks.push_back(s.life);
+  return blocks;
+}
+
+}  // namespace
+
+StepMemoryPlan plan_step_memory(const TrainGraph& graph) {
+  StepMemoryPlan plan = unplaced(graph);
+  const int n = static_cast<int>(graph.nodes().size());
+  const std::vector<Interval> blocks = lives_of(plan);
   const std::vector<int64_t> offsets = place_intervals(blocks, &plan.arena_bytes);
   for (size_t k = 0; k < plan.slots.size(); ++k) plan.slots[k].offset = offsets[k];
   for (int t = 0; t < 2 * n; ++t) {
@@ -151,6 +165,25 @@ StepMemoryPlan plan_step_memory(const TrainGraph& graph) {
     plan.live_peak_bytes = std::max(plan.live_peak_bytes, live);
   }
   return plan;
+}
+
+int64_t ArenaMemo::arena_bytes(const std::vector<Interval>& blocks) {
+  std::vector<int64_t> key;
+  key.reserve(3 * blocks.size());
+  for (const Interval& b : blocks) key.insert(key.end(), {b.bytes, b.first, b.last});
+  if (const auto it = known_.find(key); it != known_.end()) return it->second;
+  int64_t total = 0;
+  place_intervals(blocks, &total);
+  if (known_.size() < kEntries) known_.emplace(std::move(key), total);
+  return total;
+}
+
+int64_t step_arena_bytes(const TrainGraph& graph, ArenaMemo* memo) {
+  const std::vector<Interval> blocks = lives_of(unplaced(graph));
+  if (memo != nullptr) return memo->arena_bytes(blocks);
+  int64_t total = 0;
+  place_intervals(blocks, &total);
+  return total;
 }
 
 }  // namespace convgrid

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "train/train_graph.hpp"
@@ -54,5 +55,19 @@ struct StepMemoryPlan {
 };
 
 StepMemoryPlan plan_step_memory(const TrainGraph& graph);
+
+// place_intervals's arena sizes, remembered by their blocks: the graphs of one job's ranks often
+// have the same buffers (the memory model builds one for each rank). Keeps at most kEntries.
+class ArenaMemo {
+ public:
+  static constexpr size_t kEntries = 4096;
+  int64_t arena_bytes(const std::vector<Interval>& blocks);
+
+ private:
+  std::map<std::vector<int64_t>, int64_t> known_;  // bytes, first and last of each block
+};
+
+// plan_step_memory(graph).arena_bytes, through `memo` when there is one.
+int64_t step_arena_bytes(const TrainGraph& graph, ArenaMemo* memo = nullptr);
 
 }  // namespace convgrid

@@ -76,7 +76,7 @@ void check_trainable(const Network& net) {
 
 TrainGraph::TrainGraph(const Network& net, const std::vector<LayerPlan>& plans, int64_t batch,
                        int64_t procs, int64_t rank, uint64_t seed, Backend engine,
-                       std::map<std::string, bool>* moves_cache) {
+                       JobCache* cache) {
   check_trainable(net);
   const auto& layers = net.layers();
   const size_t L = layers.size();
@@ -99,7 +99,7 @@ TrainGraph::TrainGraph(const Network& net, const std::vector<LayerPlan>& plans, 
     int in = p ? out_node[*p] : -1;
     const int input_readers = p ? readers[*p] : readers[kInput];
     LayerSetup s{&net, i, batch, procs, rank, seed, engine};
-    s.moves_cache = moves_cache;
+    s.cache = cache;
     if (in < 0) {
       // The network input (maybe flattened): read by the first compute layer alone.
       const bool flatten = layer.kind == LayerKind::flatten;

@@ -43,10 +43,10 @@ class TrainGraph {
 
   // Throws InputError naming the layer for a network training does not run (see above), and for
   // plans that do not match its compute layers.
-  // `moves_cache`: shared by the graphs of every rank of one job (LayerSetup::moves_cache).
+  // `cache`: shared by the graphs of every rank of one job (LayerSetup::cache).
   TrainGraph(const Network& net, const std::vector<LayerPlan>& plans, int64_t batch, int64_t procs,
              int64_t rank, uint64_t seed = 0, Backend engine = Backend::onednn,
-             std::map<std::string, bool>* moves_cache = nullptr);
+             JobCache* cache = nullptr);
 
   std::vector<Node>& nodes() { return nodes_; }
   const std::vector<Node>& nodes() const { return nodes_; }

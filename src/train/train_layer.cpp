@@ -85,9 +85,27 @@ int32_t* TrainLayer::take_ints(size_t index) {
                        [](int64_t n) { return TrackedVector<int32_t>(static_cast<size_t>(n), 0); });
 }
 
+std::shared_ptr<const Placement> LayerSetup::placement(const std::string& role,
+                                                      const std::function<Placement()>& make) const {
+  if (cache == nullptr) return std::make_shared<const Placement>(make());
+  const std::string key = layer().name + "/" + role;
+  auto it = cache->placements.find(key);
+  if (it == cache->placements.end()) it = cache->placements.emplace(key, std::make_shared<const Placement>(make())).first;
+  return it->second;
+}
+
+std::optional<SliceSum> LayerSetup::sum(const std::string& role,
+                                        const std::function<std::optional<SliceSum>()>& make) const {
+  if (cache == nullptr) return make();
+  const std::string key = layer().name + "/" + role;
+  auto it = cache->sums.find(key);
+  if (it == cache->sums.end()) it = cache->sums.emplace(key, make()).first;
+  return it->second;
+}
+
 ExchangeFigures exchange_figures(const Placement& held, const Box4& wanted_tensor,
                                  const std::function<Slice(int64_t)>& wanted,
-                                 bool wanted_partitions, int64_t procs, int64_t rank,
+                                 const WantedByAll& all, int64_t procs, int64_t rank,
                                  std::optional<bool> known_moves) {
   const Box4& held_tensor = held.tensor();
   const Slice my_held = held.slice(rank), my_wanted = wanted(rank);
@@ -95,8 +113,11 @@ ExchangeFigures exchange_figures(const Placement& held, const Box4& wanted_tenso
   ExchangeFigures f;
   // Held slices partition the tensor: this rank receives what it wants less what it holds.
   f.recv_words = my_wanted.size() - mine;
-  if (wanted_partitions) {
+  if (all.partitions) {
     f.send_words = my_held.size() - mine;
+  } else if (all.sum) {
+    if (!same_extents(held_tensor, wanted_tensor)) throw Error("exchange_figures: a sum of wanted slices in another view");
+    f.send_words = all.sum->overlap(my_held) - mine;
   } else {
     for (int64_t r = 0; r < procs; ++r) {
       if (r != rank) f.send_words += slice_overlap(my_held, held_tensor, wanted(r), wanted_tensor);

@@ -99,6 +99,15 @@ struct ParamShard {
   std::span<float> value, grad;
 };
 
+// What the graphs of every rank of one job share, found once (the memory model builds a graph for
+// each rank), by layer and role: whether each exchange moves anything anywhere, the layer's
+// placements, and pooling's sums of every rank's region. All are the same on every rank.
+struct JobCache {
+  std::map<std::string, bool> moves;
+  std::map<std::string, std::shared_ptr<const Placement>> placements;
+  std::map<std::string, std::optional<SliceSum>> sums;
+};
+
 // What a layer is built from.
 struct LayerSetup {
   const Network* net = nullptr;
@@ -118,11 +127,14 @@ struct LayerSetup {
     bool sole_reader = true;  // no other layer, and no other operand, reads it
   };
   std::vector<Operand> operands = {};
-  // Whether each exchange moves anything anywhere (the same on every rank), by layer and role:
-  // shared by the graphs of all ranks the memory model builds, so that it is found once.
-  std::map<std::string, bool>* moves_cache = nullptr;
+  // Shared by the graphs of all ranks the memory model builds; none for one running rank.
+  JobCache* cache = nullptr;
 
   const Layer& layer() const { return net->layers()[index]; }
+  // The layer's placement called `role`: made here, or once per job when there is a cache.
+  std::shared_ptr<const Placement> placement(const std::string& role, const std::function<Placement()>& make) const;
+  // The layer's sum called `role` (JobCache::sums) likewise.
+  std::optional<SliceSum> sum(const std::string& role, const std::function<std::optional<SliceSum>()>& make) const;
 };
 
 // Words this rank receives in one training step.
@@ -237,13 +249,24 @@ class TrainLayer {
   std::vector<void*> bound_;        // by described buffer, once taken
 };
 
+// What the other ranks want of this rank's slice, for the words it sends (exchange_figures):
+// nothing to find when the wanted slices partition the tensor (an at-rest placement: it sends what
+// it holds less what it keeps); else the sum of every rank's wanted slice (a pooling window's
+// regions, halos included: SliceSum over the whole grid, O(1) per rank), or, without one, each
+// rank's wanted slice in turn (O(P) per rank).
+struct WantedByAll {
+  bool partitions = true;
+  std::optional<SliceSum> sum;
+
+  static WantedByAll partition() { return {}; }
+  static WantedByAll overlapping(std::optional<SliceSum> sum) { return {false, std::move(sum)}; }
+};
+
 // Words rank `rank` receives when an activation held as `held` is delivered as `wanted` (one
 // all-to-all; elements it holds itself do not count), and the staging bytes its exchange keeps
-// (train/box_exchange.hpp). `wanted` may be a flattened view of `held`'s tensor.
-// `wanted_partitions`: the wanted slices partition the tensor (an at-rest placement, not a
-// pooling region with halos); then this rank's words are O(1) intersections. `moves` (whether
-// any rank receives anything, the same for every rank) is taken from `known_moves` when given,
-// else found over all ranks.
+// (train/box_exchange.hpp). `wanted` may be a flattened view of `held`'s tensor (then `all` may
+// not have a sum). `moves` (whether any rank receives anything, the same for every rank) is taken
+// from `known_moves` when given, else found over all ranks.
 struct ExchangeFigures {
   int64_t recv_words = 0;  // forward (the gradient comes back: its send words)
   int64_t send_words = 0;
@@ -253,7 +276,7 @@ struct ExchangeFigures {
 };
 ExchangeFigures exchange_figures(const Placement& held, const Box4& wanted_tensor,
                                  const std::function<Slice(int64_t)>& wanted,
-                                 bool wanted_partitions, int64_t procs, int64_t rank,
+                                 const WantedByAll& all, int64_t procs, int64_t rank,
                                  std::optional<bool> known_moves = {});
 
 }  // namespace convgrid

@@ -14,11 +14,11 @@ namespace convgrid {
 namespace {
 
 TrainingMemory of_rank(const Network& net, const std::vector<LayerPlan>& plans, int64_t batch, int64_t procs,
-                       int64_t rank, Backend engine, std::map<std::string, bool>* moves_cache) {
+                       int64_t rank, Backend engine, JobCache* cache, ArenaMemo* arenas) {
   if (rank < 0 || rank >= procs) throw InputError(fmt::format("rank {} of {} ranks", rank, procs));
-  const TrainGraph graph(net, plans, batch, procs, rank, 0, engine, moves_cache);
+  const TrainGraph graph(net, plans, batch, procs, rank, 0, engine, cache);
   TrainingMemory m;
-  m.activations = plan_step_memory(graph).arena_bytes;
+  m.activations = step_arena_bytes(graph, arenas);
   for (const auto& node : graph.nodes()) {
     for (const BufferSpec& b : node.layer->buffers()) {
       switch (b.group) {
@@ -44,15 +44,16 @@ TrainingMemory of_rank(const Network& net, const std::vector<LayerPlan>& plans, 
 
 TrainingMemory training_memory(const Network& net, const std::vector<LayerPlan>& plans,
                                int64_t batch, int64_t procs, int64_t rank, Backend engine) {
-  return of_rank(net, plans, batch, procs, rank, engine, nullptr);
+  return of_rank(net, plans, batch, procs, rank, engine, nullptr, nullptr);
 }
 
 TrainingMemory busiest_training_memory(const Network& net, const std::vector<LayerPlan>& plans,
                                        int64_t batch, int64_t procs, Backend engine) {
   TrainingMemory busiest;
-  std::map<std::string, bool> moves;  // found on the first rank, the same for every other
+  JobCache cache;  // found on the first rank, the same for every other
+  ArenaMemo arenas;
   for (int64_t r = 0; r < procs; ++r) {
-    const TrainingMemory m = of_rank(net, plans, batch, procs, r, engine, &moves);
+    const TrainingMemory m = of_rank(net, plans, batch, procs, r, engine, &cache, &arenas);
     if (r == 0 || m.total() > busiest.total()) busiest = m;
   }
   return busiest;

@@ -41,8 +41,7 @@ class ConcatLayer final : public TrainLayer {
     }
     const Box4 tensor{{Range{0, s.batch}, Range{0, layer.out.C}, Range{0, layer.out.H},
                        Range{0, layer.out.W}}};
-    const auto out_place = std::make_shared<const Placement>(
-        Placement::joined(s.input->grid_layout->dims(), tensor));
+    const auto out_place = s.placement("out", [&] { return Placement::joined(s.input->grid_layout->dims(), tensor); });
     set_output({out_place, s.input->grid_layout, out_place->slice(s.rank)}, false);
     const Box4& mine = output().slice.box;
     samples_ = mine.extent(0);
@@ -54,12 +53,12 @@ class ConcatLayer final : public TrainLayer {
       const bool first = j == 0;
       const ActivationSpread& from = first ? *s.input : *s.operands[j - 1].spread;
       const int64_t C = channels[j];
-      const auto window = std::make_shared<const Placement>(out_place->window(offset, C));
+      const auto window = s.placement(fmt::format("operand{}", j), [&] { return out_place->window(offset, C); });
       const Range part = mine.r[1].intersect(Range{offset, offset + C});
       parts_.push_back({InputEdge(
                             *this, fmt::format("operand{}", j), from, window->tensor(),
                             [window](int64_t r) { return window->slice(r); }, s,
-                            first ? s.sole_reader : s.operands[j - 1].sole_reader, true,
+                            first ? s.sole_reader : s.operands[j - 1].sole_reader, WantedByAll::partition(),
                             Life::forward),
                         part.empty() ? 0 : part.begin - mine.r[1].begin, part.size()});
       offset += C;

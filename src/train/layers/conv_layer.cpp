@@ -56,16 +56,16 @@ class ConvLayer final : public TrainLayer {
     passes_ = first_
                   ? std::vector<Pass>{Pass::forward, Pass::backward_weights}
                   : std::vector<Pass>{Pass::forward, Pass::backward_data, Pass::backward_weights};
-    const auto in_place = std::make_shared<const Placement>(Placement::input_of(*layout_));
+    const auto in_place = s.placement("in", [&] { return Placement::input_of(*layout_); });
     if (first_) {
       in_buf_ = describe_activation("in", Life::step, layout_->in_slice(g_).size());
     } else {
       edge_ = InputEdge(
           *this, "in", *s.input, in_place->tensor(),
-          [in_place](int64_t r) { return in_place->slice(r); }, s, s.sole_reader, true,
+          [in_place](int64_t r) { return in_place->slice(r); }, s, s.sole_reader, WantedByAll::partition(),
           Life::forward_to_backward);
     }
-    const auto out_place = std::make_shared<const Placement>(Placement::output_of(*layout_));
+    const auto out_place = s.placement("out", [&] { return Placement::output_of(*layout_); });
     set_output({out_place, layout_, out_place->slice(s.rank)}, false);
     out_buf_ = describe_activation("out", Life::output_values, output().slice.size());
     dout_buf_ = describe_activation("dout", Life::output_grad, output().slice.size());

@@ -32,8 +32,7 @@ class PoolLayer final : public TrainLayer {
                       layer.name, to_string(layer.kind)));
     }
     geo_ = PoolGeometry{layer.pool, layer.kind == LayerKind::max_pool, layer.in.H, layer.in.W};
-    const auto out_place = std::make_shared<const Placement>(
-        s.input->placement->pooled(layer.out.H, layer.out.W));
+    const auto out_place = s.placement("out", [&] { return s.input->placement->pooled(layer.out.H, layer.out.W); });
     set_output({out_place, s.input->grid_layout, out_place->slice(s.rank)}, false);
     const PoolGeometry geo = geo_;
     const auto region_of = [geo, out_place](int64_t r) {
@@ -41,7 +40,7 @@ class PoolLayer final : public TrainLayer {
     };
     region_ = region_of(s.rank).box;
     edge_ = InputEdge(*this, "region", *s.input, s.input->placement->tensor(), region_of, s,
-                      s.sole_reader, false, Life::forward);
+                      s.sole_reader, WantedByAll::overlapping(s.sum("regions", [&] { return pool_input_regions(geo, *out_place); })), Life::forward);
     const int64_t n = output().slice.size();
     out_buf_ = describe_activation("out", Life::output_values, n);
     dout_buf_ = describe_activation("dout", Life::output_grad, n);

@@ -25,7 +25,7 @@ class ResidualAddLayer final : public TrainLayer {
     const LayerSetup::Operand& shortcut = s.operands.at(0);
     edge_ = InputEdge(
         *this, "shortcut", *shortcut.spread, main->tensor(),
-        [main](int64_t r) { return main->slice(r); }, s, shortcut.sole_reader, true,
+        [main](int64_t r) { return main->slice(r); }, s, shortcut.sole_reader, WantedByAll::partition(),
         Life::forward);
     if (!in_place()) {
       out_buf_ = describe_activation("out", Life::output_values, size_);
