@@ -42,7 +42,7 @@ void print_job_end(const TrainJobReport& r, const std::string& mem_per_rank, boo
     std::map<std::string, int64_t> own;
     int64_t moves = 0, moves_model = 0, halos = 0, halos_model = 0;
     bool equal = true;
-    for (const NodeWordsReport& n : r.nodes) {
+    for (const NodeStepReport& n : r.nodes) {
       own[n.kind] += n.measured.total();
       const bool pool = n.kind.find("pool") != std::string::npos;
       (pool ? halos : moves) += n.measured_edge.total();
@@ -64,6 +64,19 @@ void print_job_end(const TrainJobReport& r, const std::string& mem_per_rank, boo
         kinds, moves, moves_model,
         planner_words ? fmt::format(", planner {}", r.plan.plan.redistribution_words()) : "", halos,
         halos_model, equal ? "equal to" : "DIFFERENT FROM");
+    // Where the last step's time went, by kind of node (mean over ranks, inputs' moves included).
+    std::map<std::string, double> time;
+    double total = 0;
+    for (const NodeStepReport& n : r.nodes) {
+      const double t = n.seconds_mean.forward + n.seconds_mean.backward;
+      time[n.kind] += t;
+      total += t;
+    }
+    std::string parts;
+    for (const auto& [kind, t] : time) parts += fmt::format("{} {:.3f} | ", kind, t * 1e3);
+    fmt::print("time of the last training step by node kind (ms, mean over ranks, moves into a node its "
+               "own): {}all {:.3f}\n",
+               parts, total * 1e3);
   }
   const TrainingMemory& m = r.plan.busiest;
   fmt::print(
@@ -82,6 +95,9 @@ void write_job_json(const std::string& path, const TrainJobReport& r, nlohmann::
   const auto words = [](const LayerWords& w) {
     return nlohmann::json{{"forward", w.forward}, {"backward", w.backward}};
   };
+  const auto seconds = [](const DistNet::NodeSeconds& s) {
+    return nlohmann::json{{"forward", s.forward}, {"backward", s.backward}};
+  };
   nlohmann::json layers = nlohmann::json::array();
   const NetworkPlan& plan = r.plan.plan;
   for (size_t i = 0; i < plan.layers.size(); ++i) {
@@ -94,14 +110,15 @@ void write_job_json(const std::string& path, const TrainJobReport& r, nlohmann::
   }
   nlohmann::json nodes = nlohmann::json::array();
   int64_t measured = 0, modelled = 0;
-  for (const NodeWordsReport& n : r.nodes) {
+  for (const NodeStepReport& n : r.nodes) {
     nodes.push_back({{"name", n.name},
                      {"kind", n.kind},
                      {"measured", words(n.measured)},
                      {"modelled", words(n.modelled)},
                      {"measured_moves", words(n.measured_edge)},
                      {"modelled_moves", words(n.modelled_edge)},
-                     {"equal_on_every_rank", n.equal_on_every_rank}});
+                     {"equal_on_every_rank", n.equal_on_every_rank},
+                     {"seconds", {{"max", seconds(n.seconds_max)}, {"mean", seconds(n.seconds_mean)}}}});
     measured += n.measured.total() + n.measured_edge.total();
     modelled += n.modelled.total() + n.modelled_edge.total();
   }

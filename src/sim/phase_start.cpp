@@ -79,4 +79,15 @@ double start_together(const Communicator& comm) {
 #endif
 }
 
+double now() {
+#ifdef CONVGRID_SMPI
+  smpi_bench_end();
+  const double t = simgrid::s4u::Engine::get_clock();
+  smpi_bench_begin();
+  return t;
+#else
+  return MPI_Wtime();
+#endif
+}
+
 }  // namespace convgrid::sim

@@ -23,4 +23,9 @@ inline constexpr double kStartMargin = 1e-3;
 // starts at once, when its all-reduce ended, and the time returned is that (phase_start.cpp).
 double start_together(const Communicator& comm);
 
+// The clock, for timing parts of a phase without moving it: MPI_Wtime under Open MPI; under SMPI
+// the simulated clock, after the host time the rank spent since its last MPI call is charged (as
+// MPI_Wtime would), but with no sleep of its own (MPI_Wtime sleeps smpi/wtime seconds).
+double now();
+
 }  // namespace convgrid::sim

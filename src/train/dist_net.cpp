@@ -11,6 +11,7 @@
 
 #include "convgrid/error.hpp"
 #include "sim/compute.hpp"
+#include "sim/phase_start.hpp"
 
 namespace convgrid {
 
@@ -81,6 +82,7 @@ DistNet::DistNet(const Network& net, const std::vector<LayerPlan>& plans, int64_
   }
   input_ = graph_.nodes()[graph_.first_node()].layer->loader_input();
   step_words_.assign(graph_.nodes().size(), {});
+  step_seconds_.assign(graph_.nodes().size(), {});
 }
 
 DistNet::~DistNet() = default;
@@ -109,7 +111,9 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
     const int64_t own = words(l.traffic()), edge = words(l.edge_traffic());
     begin_lives(i);
     const MemoryScope scope = layer_scope(l, " forward");
+    const double start = sim::now();
     l.forward(ctx);
+    step_seconds_[i] = {sim::now() - start, 0};
     step_words_[i] = {{words(l.traffic()) - own, 0}, {words(l.edge_traffic()) - edge, 0}};
   }
   if (!train) return ctx.loss;
@@ -118,7 +122,9 @@ XentResult DistNet::step(std::span<const int32_t> labels, std::span<const float>
     const int64_t own = words(l.traffic()), edge = words(l.edge_traffic());
     begin_lives(2 * n - 1 - i);
     const MemoryScope scope = layer_scope(l, " backward");
+    const double start = sim::now();
     l.backward(ctx);
+    step_seconds_[i].backward = sim::now() - start;
     step_words_[i].own.backward = words(l.traffic()) - own;
     step_words_[i].edge.backward = words(l.edge_traffic()) - edge;
   }

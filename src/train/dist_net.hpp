@@ -77,6 +77,12 @@ class DistNet {
     LayerWords own, edge;
   };
   const std::vector<NodeWords>& last_step_words() const { return step_words_; }
+  // Seconds each node took in the last step on this rank (sim::now: simulated under SMPI),
+  // forward and backward, its inputs' moves included; with the other nodes they make the step.
+  struct NodeSeconds {
+    double forward = 0, backward = 0;
+  };
+  const std::vector<NodeSeconds>& last_step_seconds() const { return step_seconds_; }
 
  private:
   const Communicator& world_;
@@ -89,6 +95,7 @@ class DistNet {
   bool poison_ = false;
   std::vector<ParamShard> params_, state_;
   std::vector<NodeWords> step_words_;
+  std::vector<NodeSeconds> step_seconds_;
   float* input_ = nullptr;
 };
 

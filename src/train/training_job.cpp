@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "comm/collective_check.hpp"
+#include "comm/mpi_error.hpp"
 #include "convgrid/error.hpp"
 #include "convgrid/memory.hpp"
 #include "io/idx.hpp"
@@ -217,9 +218,11 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   Trainer trainer(world, dnet, *train, *test, initial, o.train, &watchdog);
   // The words of the last training step (the test evaluation's steps are not training steps).
   std::vector<DistNet::NodeWords> last;
+  std::vector<DistNet::NodeSeconds> last_seconds;
   TrainObserver inner = observer.trainer;
   inner.step = [&](int64_t epoch, int64_t batch, int64_t batches, double loss, double rate) {
     last = dnet.last_step_words();
+    last_seconds = dnet.last_step_seconds();
     if (observer.trainer.step) observer.trainer.step(epoch, batch, batches, loss, rate);
   };
   report.epochs = trainer.run(inner);
@@ -235,9 +238,22 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
   report.last_checkpoint = trainer.last_checkpoint();
 
   const bool stepped = all_ranks(world, !last.empty());
+  // Each node's seconds: forward and backward of every node in one vector, reduced twice.
+  std::vector<double> seconds_max, seconds_sum;
+  if (stepped) {
+    for (const DistNet::NodeSeconds& s : last_seconds) seconds_max.insert(seconds_max.end(), {s.forward, s.backward});
+    seconds_sum = seconds_max;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, seconds_max.data(), static_cast<int>(seconds_max.size()), MPI_DOUBLE,
+                            MPI_MAX, world.raw()),
+              "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, seconds_sum.data(), static_cast<int>(seconds_sum.size()), MPI_DOUBLE,
+                            MPI_SUM, world.raw()),
+              "MPI_Allreduce");
+  }
+  const double ranks = static_cast<double>(world.size());
   for (size_t i = 0; stepped && i < dnet.nodes().size(); ++i) {
     const TrainLayer& l = *dnet.nodes()[i].layer;
-    NodeWordsReport n{l.name(), std::string(l.kind()), {}, {}, {}, {}, true};
+    NodeStepReport n{l.name(), std::string(l.kind()), {}, {}, {}, {}, true, {}, {}};
     const LayerWords mo = l.modelled_words(), me = l.modelled_edge_words();
     const DistNet::NodeWords& w = last[i];
     n.measured = {max_over_ranks(world, w.own.forward), max_over_ranks(world, w.own.backward)};
@@ -248,6 +264,8 @@ TrainJobReport run_training_job(const Communicator& world, TrainJobOptions o,
     n.equal_on_every_rank =
         all_ranks(world, w.own.forward == mo.forward && w.own.backward == mo.backward &&
                              w.edge.forward == me.forward && w.edge.backward == me.backward);
+    n.seconds_max = {seconds_max[2 * i], seconds_max[2 * i + 1]};
+    n.seconds_mean = {seconds_sum[2 * i] / ranks, seconds_sum[2 * i + 1] / ranks};
     report.nodes.push_back(n);
   }
   const int64_t tracked = MemoryTracker::peak_bytes();

@@ -70,11 +70,13 @@ std::map<std::string, std::string> training_recipe(const TrainJobOptions& option
                                                      int64_t train_samples);
 
 // What one node of the network received in the job's last training step, on the busiest rank,
-// and what the model says (TrainLayer::modelled_words), in its own work and in its inputs' moves.
-struct NodeWordsReport {
+// and what the model says (TrainLayer::modelled_words), in its own work and in its inputs' moves;
+// and the seconds it took (DistNet::last_step_seconds), the slowest rank's and the mean over ranks.
+struct NodeStepReport {
   std::string name, kind;
   LayerWords measured, modelled, measured_edge, modelled_edge;
   bool equal_on_every_rank = true;  // measured == modelled on every rank, both parts
+  DistNet::NodeSeconds seconds_max, seconds_mean;
 };
 
 struct TrainJobReport {
@@ -82,7 +84,7 @@ struct TrainJobReport {
   int64_t procs = 0, batch = 0, train_count = 0, test_count = 0;
   ThreadFit threads;  // rank 0's kernel threads
   TrainingJobPlan plan;
-  std::vector<NodeWordsReport> nodes;  // empty when no training step ran
+  std::vector<NodeStepReport> nodes;  // empty when no training step ran
   std::vector<int64_t> tracked_bytes_by_rank, modelled_bytes_by_rank;  // on rank 0 only
   int64_t peak_bytes = 0, data_bytes = 0;                              // the busiest rank's
   std::vector<EpochRecord> epochs;

@@ -39,9 +39,31 @@ grep -q "^epoch 1: train loss" one.txt || fail "no epoch summary: $(cat one.txt)
 "$PYTHON" -c 'import json, sys
 steps = json.load(open(sys.argv[1]))["steps"]
 assert len(steps) == 20 and all(s["seconds"] > 0 for s in steps), steps' one.json || fail "one.json: steps without their seconds"
+# Each node's seconds in the last training step (the slowest rank's and the mean over ranks): a
+# rank's nodes run one after another inside its step, so their means add up to no more than the
+# slowest rank's step, and a convolution takes time.
+node_seconds_ok() {  # FILE.json
+  "$PYTHON" - "$1" <<'PY' || fail "$1: node seconds missing or more than the step: $(grep "time of the last" "${1%.json}.txt")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+total = 0.0
+for n in j["nodes"]:
+    mx, mean = n["seconds"]["max"], n["seconds"]["mean"]
+    for d in ("forward", "backward"):
+        assert 0 <= mean[d] <= mx[d], n
+        total += mean[d]
+    if n["kind"] == "conv":
+        assert mean["forward"] > 0, n
+assert 0 < total <= j["steps"][-1]["seconds"], (total, j["steps"][-1])
+PY
+  grep -q "^time of the last training step by node kind (ms, .*conv [0-9.]* | .*all [0-9.]*$" "${1%.json}.txt" ||
+    fail "${1%.json}.txt: no time by node kind"
+}
+node_seconds_ok one.json
 for np in 2 3 4; do
   run_mpi "$np" "${common[@]}" --log-steps --json "np$np.json" > "np$np.txt" || fail "np $np failed"
   losses_match one.json "np$np.json" 20
+  node_seconds_ok "np$np.json"
   grep -Eq "redistribution ([0-9]+) \(model \1, planner \1\)" "np$np.txt" ||
     fail "np $np: redistribution words differ from the model: $(grep words "np$np.txt")"
 done
