@@ -228,6 +228,13 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
                 : std::string("n/a (P > N)"));
   fmt::print("  modelled time {:.3f} ms; largest layer memory {}\n", plan.time_s() * 1e3,
              format_bytes(plan.memory_bytes()));
+  const StepCollectives& rest = plan.collectives;
+  if (rest.words() > 0) {
+    fmt::print("  the whole training step: {} words, {:.3f} ms, with the loss's all-reduces ({} words, {:.3f} ms) "
+               "and the biases' ({} words, {:.3f} ms)\n",
+               plan.step_words(), plan.step_time_s() * 1e3, rest.loss_words, rest.loss_time_s * 1e3, rest.bias_words,
+               rest.bias_time_s * 1e3);
+  }
   // What convgrid train would hold with these plans: every layer's buffers, the activations in
   // the step's arena (each buffer's bytes reused once its life ends), parameters and momentum
   // (train/training_memory.hpp).
@@ -245,7 +252,10 @@ int run_network_plan(const PlanCliOptions& c, const PlanOptions& o) {
                                     {"lower_bound_words", plan.lower_bound_words()},
                                     {"data_parallel_words", dp ? nlohmann::json(*dp) : nlohmann::json()},
                                     {"time_s", plan.time_s()}, {"memory_bytes", plan.memory_bytes()},
-                                    {"training_job_bytes", job_bytes >= 0 ? nlohmann::json(job_bytes) : nlohmann::json()}}}});
+                                    {"training_job_bytes", job_bytes >= 0 ? nlohmann::json(job_bytes) : nlohmann::json()},
+                                    {"loss_words", rest.loss_words}, {"loss_time_s", rest.loss_time_s},
+                                    {"bias_words", rest.bias_words}, {"bias_time_s", rest.bias_time_s},
+                                    {"step_words", plan.step_words()}, {"step_time_s", plan.step_time_s()}}}});
   }
   return 0;
 }

@@ -122,4 +122,43 @@ int64_t all_gather_rounds(int64_t q, int64_t total_bytes) {
   return q - 1;
 }
 
+AllReduce all_reduce_algorithm(int64_t q, int64_t total_bytes) {
+  using A = AllReduce;
+  const int64_t b = total_bytes;
+  // Open MPI's numbers: 1 basic linear and 2 non-overlapping (both a reduce and a broadcast), 3
+  // recursive doubling, 4 ring, 5 segmented ring, 6 Rabenseifner.
+  const auto alg = [&]() -> int {
+    if (q < 4) {
+      if (b < 8) return 4;
+      if (b < 4096) return 3;
+      if (b < 8192) return 4;
+      if (b < 16384) return 3;
+      if (b < 65536) return 4;
+      return b < 262144 ? 5 : 6;
+    }
+    if (q < 8) return b < 16 ? 4 : b < 8192 ? 3 : 6;
+    if (q < 16) return b < 8192 ? 3 : 6;
+    if (q < 32) return b < 64 ? 5 : b < 4096 ? 3 : 6;
+    if (q < 64) return b < 128 ? 5 : 6;
+    if (q < 128) return b < 262144 ? 3 : 6;
+    if (q < 256) return b < 131072 ? 2 : b < 262144 ? 3 : 6;
+    if (q < 512) return b < 4096 ? 2 : 6;
+    if (q < 2048) return b < 2048 ? 2 : b < 16384 ? 3 : 6;
+    if (q < 4096) return b < 2048 ? 2 : b < 4096 ? 5 : b < 16384 ? 3 : 6;
+    return b < 2048 ? 2 : b < 16384 ? 5 : b < 32768 ? 3 : 6;
+  }();
+  switch (alg) {
+    case 1:
+    case 2:
+      return A::reduce_broadcast;
+    case 3:
+      return A::recursive_doubling;
+    case 4:
+    case 5:
+      return A::ring;
+    default:
+      return A::rabenseifner;
+  }
+}
+
 }  // namespace convgrid

@@ -16,6 +16,14 @@
 //       return after when q is not a power of two; recursive halving the same exchanges,
 //       farthest first, without the mirror; "non-overlapping" a reduce to rank 0 (a tree,
 //       ceil(log2 q) rounds) and a scatterv (one);
+//   - blocking all-reduce (a commutative sum, max or min): by q and the bytes of the vector
+//       (ompi_coll_tuned_allreduce_intra_dec_fixed; SimGrid 3.32's `allreduce__ompi` has the same
+//       table): recursive doubling floor(log2 q) exchanges of the whole vector (two more when q
+//       is not a power of two); "basic linear" and "non-overlapping", both a reduce to rank 0 and
+//       a broadcast from it, counted as two binomial trees of ceil(log2 q) rounds (their shape
+//       for the small vectors they are chosen for); the ring and the segmented ring 2(q-1)
+//       rounds of a q-th; Rabenseifner's recursive halving then doubling 2 floor(log2 q) rounds
+//       (two more when q is not a power of two);
 //   - non-blocking all-gather and reduce-scatter (the streamed passes): every member sends to
 //       every other at once, one round (Open MPI's libnbc and SMPI both post them linearly);
 //   - all-to-all (a redistribution, comm/collectives.hpp): one round of point-to-point messages;
@@ -46,6 +54,11 @@ ReduceScatter reduce_scatter_algorithm(int64_t q, int64_t total_bytes);
 
 // Rounds of a blocking reduce-scatter over `q` ranks of `total_bytes` in all.
 int64_t reduce_scatter_rounds(int64_t q, int64_t total_bytes);
+
+// Open MPI 4.1's blocking all-reduce algorithms for a commutative operation, and its choice among
+// them for `q` ranks and a vector of `total_bytes`, q >= 2.
+enum class AllReduce { reduce_broadcast, recursive_doubling, ring, rabenseifner };
+AllReduce all_reduce_algorithm(int64_t q, int64_t total_bytes);
 
 // Rounds of a non-blocking all-gather or reduce-scatter over `q` ranks.
 inline int64_t nonblocking_rounds(int64_t q) { return q > 1 ? 1 : 0; }

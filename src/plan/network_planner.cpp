@@ -517,6 +517,15 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
     f.pooled = e.pooled;
     plan.layers[e.to].edges_in.push_back(f);
   }
+  if (has_backward(o)) {
+    std::vector<int64_t> biases;
+    for (size_t i = 0; i < L; ++i) {
+      if (net.layers()[compute[i].layer].conv.bias) biases.push_back(shapes[i].K);
+    }
+    const bool loss = std::any_of(net.layers().begin(), net.layers().end(),
+                                  [](const Layer& l) { return l.kind == LayerKind::softmax_xent; });
+    plan.collectives = step_collectives(loss, no.batch, biases, o.procs, o.profile);
+  }
   return plan;
 }
 

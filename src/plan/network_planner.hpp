@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "nn/network.hpp"
+#include "model/step_collectives.hpp"
 #include "plan/layer_planner.hpp"
 
 namespace convgrid {
@@ -108,6 +109,13 @@ struct NetworkPlan {
   int64_t norm_words() const;            // sum over layers of NetworkLayerPlan::norm_words
   int64_t words() const { return layer_words() + redistribution_words() + norm_words(); }
   double time_s() const;                 // layers' and edges' modelled times
+  // The rest of a training step: the loss's and the biases' all-reduces over all ranks
+  // (model/step_collectives.hpp), the same for every plan of P ranks; none for inference. With
+  // them, the words and modelled time of the whole step `convgrid train` runs (less the first
+  // layer's backward-data pass, which training skips and the plan keeps: docs/scale.md).
+  StepCollectives collectives;
+  int64_t step_words() const { return words() + collectives.words(); }
+  double step_time_s() const { return time_s() + collectives.time_s(); }
   double lower_bound_words() const;      // sum over layers and passes of the lower bound
   int64_t memory_bytes() const;          // the largest layer's
   std::vector<LayerPlan> layer_plans() const;  // each layer's plan, in order (as DistNet takes them)

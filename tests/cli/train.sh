@@ -112,6 +112,22 @@ import json, sys
 plan, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert plan["totals"]["training_job_bytes"] == max(run["modelled_bytes_by_rank"]), (plan["totals"], run["modelled_bytes_by_rank"])
 PY
+# The plan's whole training step: the loss's all-reduces are the loss node's words; with the
+# biases' the step's words are at least what the run moved (the run takes each node's busiest
+# rank, the plan each pass's and each all-reduce's, which may be different ranks) and at most
+# what a bias's all-reduce can differ by between ranks (P - 2 words) more for each layer.
+"$PYTHON" - plan4.json np4.json <<'PY' || fail "plan's training step differs from train's"
+import json, sys
+plan, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+t = plan["totals"]
+loss = [n for n in run["nodes"] if n["kind"] == "softmax_xent"]
+assert len(loss) == 1 and loss[0]["measured"]["forward"] == t["loss_words"] > 0, (loss, t)
+assert t["bias_words"] > 0 and t["step_words"] == t["recv_words_max"] + t["loss_words"] + t["bias_words"], t
+measured = run["words_per_step"]["measured"]
+assert measured <= t["step_words"] <= measured + (plan["procs"] - 2) * len(plan["layers"]), (measured, t)
+PY
+grep -Eq "^  the whole training step: [0-9]+ words, [0-9.]+ ms, with the loss's all-reduces \([0-9]+ words" plan4.txt ||
+  fail "no whole-step line: $(tail -4 plan4.txt)"
 job=$(json_field plan4.json '["totals"]["training_job_bytes"]')
 grep -qF "  training job per rank (convgrid train on these plans, its peak): $(format_bytes "$job")" plan4.txt ||
   fail "no training job line of $(format_bytes "$job"): $(tail -3 plan4.txt)"
