@@ -4,7 +4,8 @@
 the last training step's seconds) and NAME.plan.json (`convgrid plan --passes train --json` of the
 same plan) and prints, for each compute layer, the seconds its node took (mean over ranks, forward
 and backward, the moves into it included) against the model's (its passes and the redistributions
-into it), the nodes the model has no layer for, and the words the step moved against the plan's.
+into it), the nodes the model has no layer for (the loss: the plan's whole step has its
+all-reduces), and the words and time of the step against the plan's.
 
     /usr/bin/python3 bench/train_nodes_report.py docs/results/train-nodes/nvlink-gpu-time-64 [...]
 """
@@ -31,9 +32,13 @@ def report(base):
     planned = run["planned"]
     planned_words = planned["layer_words"] + planned["redistribution_words"] + planned["norm_words"]
     print(f"## {base}\n")
-    print(f"step {step * 1e3:.3f} ms simulated, model {plan['totals']['time_s'] * 1e3:.3f} ms "
-          f"({step / plan['totals']['time_s']:.3f}); words {run['words_per_step']['measured']} measured, "
-          f"{planned_words} planned ({run['words_per_step']['measured'] - planned_words:+d})\n")
+    totals = plan["totals"]
+    print(f"step {step * 1e3:.3f} ms simulated; model of the layers and moves {totals['time_s'] * 1e3:.3f} ms "
+          f"({step / totals['time_s']:.3f}), of the whole step {totals['step_time_s'] * 1e3:.3f} ms "
+          f"({step / totals['step_time_s']:.3f}: the loss's all-reduces {totals['loss_time_s'] * 1e6:.1f} us, "
+          f"the biases' {totals['bias_time_s'] * 1e6:.1f} us); words {run['words_per_step']['measured']} "
+          f"measured, {planned_words} in the layers and moves ({run['words_per_step']['measured'] - planned_words:+d}), "
+          f"{totals['step_words']} in the whole step ({run['words_per_step']['measured'] - totals['step_words']:+d})\n")
     print("| node | kind | simulated (us) | model (us) | simulated - model (us) |")
     print("|---|---|---|---|---|")
     rows.sort(key=lambda r: -abs(r[1] - r[2]))

@@ -1,6 +1,8 @@
 """The table of bench/train_scale.sh: per run, the training step's simulated time (each step's,
-the slowest rank's), the model's step on the same plan, and `convgrid step`'s simulated step on it
-when docs/results/scale has that run (bench/scale.sh).
+the slowest rank's), the model's step on the same plan (the whole step, `totals.step_time_s`: its
+layers, moves and the loss's and biases' all-reduces; `time_s`, layers and moves, in plans written
+before the plan had the whole step), and `convgrid step`'s simulated step on it when
+docs/results/scale has that run (bench/scale.sh).
 
 Usage: python3 bench/train_scale_report.py OUT_DIR
 """
@@ -35,7 +37,7 @@ for run in sorted((p for p in out.glob("*.json") if not p.name.endswith(".plan.j
     plan_grids = grids(model["layers"])
     step_times = [s["seconds"] * 1e3 for s in j["steps"]]
     equal = all(n["equal_on_every_rank"] for n in j["nodes"])
-    model_ms = model["totals"]["time_s"] * 1e3
+    model_ms = model["totals"].get("step_time_s", model["totals"]["time_s"]) * 1e3
     train_ms = step_times[-1]
     step_run = scale / f"{platform}-{plan}-{procs}.json"
     step_ms, same = "-", "-"
