@@ -10,6 +10,8 @@
 //   forward                    In over the k-fibre, halos, Ker over the nhw-fibre, partial Out
 //                              reduce-scattered over the c-fibre
 //   backward-data              dOut over the c-fibre, partial dIn reduce-scattered over the k-fibre
+//                              (not for the layer that reads the network's input: training skips
+//                              it, and so does its plan, passes_in_network)
 //   backward-weights           partial dKer reduce-scattered over the nhw-fibre
 // Each phase starts at a barrier and ends when its slowest rank is done (MPI_Wtime: simulated time
 // under SMPI; a barrier's own latency is not counted); the step's time is their sum, as the
@@ -79,7 +81,7 @@ struct Phase {
 };
 
 struct LayerResult {
-  std::array<Phase, 3> passes;  // forward, backward-data, backward-weights
+  std::vector<Phase> passes;  // the layer's passes in a step (passes_in_network), in order
   // Each redistribution into the layer, each direction: the activation, then its gradient
   // (kept apart, as the model takes the busiest rank of each).
   std::vector<Phase> edges;
@@ -141,7 +143,8 @@ std::vector<Phase> run_edges(const Communicator& world, std::vector<std::unique_
 }
 
 LayerResult run_layer(const Communicator& world, const NetworkLayerPlan& layer, const std::vector<ConvShape>& shapes,
-                      const std::vector<LayerPlan>& choices, size_t i, Backend backend) {
+                      const std::vector<LayerPlan>& choices, size_t i, const std::vector<Pass>& passes,
+                      Backend backend) {
   LayerResult result;
   std::vector<std::unique_ptr<Edge>> edges = edges_into(world, layer, shapes, choices, i);
   result.edges = run_edges(world, edges, /*backward=*/false);
@@ -149,16 +152,14 @@ LayerResult run_layer(const Communicator& world, const NetworkLayerPlan& layer, 
   const int64_t panels = choices[i].panels;
   LayerRun run(shapes[i], grid, backend, panels);
   if (!sim::kernels_skipped()) run.generate(1);
-  const std::vector<Pass> passes(kPasses.begin(), kPasses.end());
   // A warm-up step first (oneDNN compiles, buffers are touched) unless the kernels are skipped.
   std::map<Pass, PassTiming> timing = run.time_steps(world, passes, 1, /*warm_up=*/!sim::kernels_skipped());
   Held held;
-  for (size_t p = 0; p < kPasses.size(); ++p) {
-    const Pass pass = kPasses[p];
+  for (const Pass pass : passes) {
     const PassVolume model = panels > 0 ? streamed_pass_volume(run.layout(), grid.coord(), pass, panels)
                                         : grid_pass_volume(run.layout(), grid.coord(), pass, held);
     held = held_after(pass, held);
-    result.passes[p] = {timing[pass].traffic.words(), model.words(), timing[pass].own_seconds};
+    result.passes.push_back({timing[pass].traffic.words(), model.words(), timing[pass].own_seconds});
   }
   const std::vector<Phase> back = run_edges(world, edges, /*backward=*/true);
   result.edges.insert(result.edges.end(), back.begin(), back.end());
@@ -248,8 +249,11 @@ int run_step(const StepOptions& o) {
   double step_s = 0, step_model_s = 0;
   int64_t step_words = 0;
   for (size_t i = 0; i < compute.size(); ++i) {
-    const LayerResult r = run_layer(world, layers[i], shapes, choices, i, backend);
-    // Each phase's words and seconds: the three passes, then every edge in each direction.
+    // The layer's passes as in training: the first layer has no backward-data.
+    const std::vector<Pass> layer_passes = passes_in_network(compute[i], {kPasses.begin(), kPasses.end()});
+    const LayerResult r = run_layer(world, layers[i], shapes, choices, i, layer_passes, backend);
+    // Each phase's words and seconds: the passes, then every edge in each direction.
+    const size_t n = layer_passes.size();
     std::vector<Phase> phases(r.passes.begin(), r.passes.end());
     phases.insert(phases.end(), r.edges.begin(), r.edges.end());
     int64_t mismatch = 0;
@@ -269,11 +273,11 @@ int run_step(const StepOptions& o) {
     };
     if (root) {
       const NetworkLayerPlan& l = layers[i];
-      const int64_t edge_words = sum_from(wmax, 3);
-      const double edge_s = sum_from(smax, 3);
-      const int64_t layer_words = wmax[0] + wmax[1] + wmax[2] + edge_words;
+      const int64_t edge_words = sum_from(wmax, n);
+      const double edge_s = sum_from(smax, n);
+      const int64_t layer_words = sum_from(wmax, 0);
       const int64_t model_words = l.plan.words() + l.redistribution_words();
-      const double layer_s = smax[0] + smax[1] + smax[2] + edge_s;
+      const double layer_s = sum_from(smax, 0);
       const double model_s = l.plan.time_s() + l.redistribution_time_s();
       all_equal = all_equal && any_mismatch == 0;
       step_s += layer_s;
@@ -284,8 +288,8 @@ int run_step(const StepOptions& o) {
                  any_mismatch ? "  WORDS DIFFER FROM THE MODEL ON SOME RANK" : "");
       std::fflush(stdout);  // a layer at a time: long simulated runs show their progress
       nlohmann::json passes = nlohmann::json::array();
-      for (size_t p = 0; p < kPasses.size(); ++p) {
-        passes.push_back({{"pass", pass_name(kPasses[p])},
+      for (size_t p = 0; p < n; ++p) {
+        passes.push_back({{"pass", pass_name(l.plan.passes[p].pass)},
                           {"words_max", wmax[p]},
                           {"model_words_max", l.plan.passes[p].volume.max_words},
                           {"seconds", smax[p]},

@@ -50,6 +50,8 @@ def phases(run, model):
     for layer in run["layers"]:
         m = model[layer["name"]]
         for p in layer["passes"]:
+            if p["pass"] not in m["passes"]:
+                continue  # a run from before the first layer was planned without backward-data
             sim[p["pass"]] = sim.get(p["pass"], 0) + p["seconds"]
             modelled[p["pass"]] = modelled.get(p["pass"], 0) + m["passes"][p["pass"]]["time_s"]
         sim["edges"] = sim.get("edges", 0) + layer["redistribution_seconds"]

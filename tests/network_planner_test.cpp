@@ -125,13 +125,34 @@ int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool 
   return best;
 }
 
-// The same over every grid that fits each layer.
+// The same over every grid that fits each layer (the first, which reads the network's input,
+// without backward-data).
 int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool train) {
   std::vector<std::vector<LayerPlan>> grids;
   for (const ComputeLayer& c : net.compute_layers()) {
-    grids.push_back(best_layer_plans(conv_shape(net.layers()[c.layer], o.batch), o.layer, 1000));
+    PlanOptions own = o.layer;
+    if (!c.source) own.passes.erase(std::remove(own.passes.begin(), own.passes.end(), Pass::backward_data), own.passes.end());
+    grids.push_back(best_layer_plans(conv_shape(net.layers()[c.layer], o.batch), own, 1000));
   }
   return brute_force_words(net, o, train, grids);
+}
+
+// Training plans the first layer, which reads the network's input, without backward-data (no
+// gradient of the data is wanted, and DistNet does not run it); every other layer runs all three
+// passes, and a forward plan only the forward pass.
+TEST(NetworkPlanner, TheFirstLayerHasNoBackwardDataPass) {
+  const Network net = network_from_json(kSmallNetwork, "small");
+  NetworkPlanOptions o = forward_options(4, 4);
+  o.layer.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
+  const NetworkPlan plan = plan_network(net, o);
+  ASSERT_GE(plan.layers.size(), 2u);
+  EXPECT_EQ(plan.layers[0].plan.pass_list(), (std::vector<Pass>{Pass::forward, Pass::backward_weights}));
+  for (size_t i = 1; i < plan.layers.size(); ++i) EXPECT_EQ(plan.layers[i].plan.pass_list(), o.layer.passes);
+  if (plan.layers[0].data_parallel) {
+    EXPECT_EQ(plan.layers[0].data_parallel->pass_list(), plan.layers[0].plan.pass_list());
+  }
+  const NetworkPlan forward = plan_network(net, forward_options(4, 4));
+  for (const NetworkLayerPlan& l : forward.layers) EXPECT_EQ(l.plan.pass_list(), std::vector<Pass>{Pass::forward});
 }
 
 TEST(NetworkPlanner, DynamicProgrammeEqualsEnumeration) {

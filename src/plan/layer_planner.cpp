@@ -55,6 +55,12 @@ double mean_objective(const ConvShape& shape, const GridDims& grid, const PlanOp
 
 }  // namespace
 
+std::vector<Pass> LayerPlan::pass_list() const {
+  std::vector<Pass> list;
+  for (const PassFigures& f : passes) list.push_back(f.pass);
+  return list;
+}
+
 int64_t LayerPlan::words() const {
   int64_t w = 0;
   for (const PassFigures& p : passes) w += p.volume.max_words;

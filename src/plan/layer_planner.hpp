@@ -60,6 +60,7 @@ struct LayerPlan {
   std::vector<PassFigures> passes;
   int64_t memory_bytes = 0;  // the largest over ranks (model/grid_memory.hpp)
 
+  std::vector<Pass> pass_list() const;  // the passes it runs, in order
   int64_t words() const;   // sum over passes of the busiest rank's words
   double time_s() const;   // sum over passes of the modelled times
   double objective(Objective o) const { return o == Objective::volume ? static_cast<double>(words()) : time_s(); }

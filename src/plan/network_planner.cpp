@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -152,7 +153,9 @@ Candidates candidates_for(const std::string& name, const ConvShape& shape,
   for (size_t i = 0; i < compute.size(); ++i) {
     bool fallback = false;
     const GridFilter allowed = family_filter(no.family, shapes[i], no.layer.procs, fallback);
-    needed = std::max(needed, smallest_memory_bytes(shapes[i], unlimited, allowed));
+    PlanOptions own = unlimited;
+    own.passes = passes_in_network(compute[i], no.layer.passes);
+    needed = std::max(needed, smallest_memory_bytes(shapes[i], own, allowed));
   }
   throw InputError(fmt::format(
       "layer '{}' ({}) fits under no grid of {} ranks in {} per rank; the smallest limit that "
@@ -169,6 +172,13 @@ struct CandidateCache {
 
 std::shared_ptr<CandidateCache> make_candidate_cache() { return std::make_shared<CandidateCache>(); }
 
+std::vector<Pass> passes_in_network(const ComputeLayer& c, const std::vector<Pass>& passes) {
+  if (c.source) return passes;
+  std::vector<Pass> own;
+  std::copy_if(passes.begin(), passes.end(), std::back_inserter(own), [](Pass p) { return p != Pass::backward_data; });
+  return own;
+}
+
 namespace {
 
 // Layer i's memory limit: its own (layer_limits[i]) when it has one, else the common one.
@@ -177,10 +187,11 @@ std::optional<int64_t> layer_limit(const NetworkPlanOptions& no, size_t i) {
   return no.layer.mem_per_rank_bytes;
 }
 
-// The options of layer i alone: its limit in place of the common one.
-NetworkPlanOptions layer_options(const NetworkPlanOptions& no, size_t i) {
+// The options of layer i alone: its limit in place of the common one, and its passes.
+NetworkPlanOptions layer_options(const ComputeLayer& c, const NetworkPlanOptions& no, size_t i) {
   NetworkPlanOptions own = no;
   own.layer.mem_per_rank_bytes = layer_limit(no, i);
+  own.layer.passes = passes_in_network(c, no.layer.passes);
   return own;
 }
 
@@ -188,7 +199,7 @@ NetworkPlanOptions layer_options(const NetworkPlanOptions& no, size_t i) {
 // cached) when no grid fits.
 const Candidates& candidates_of(const Network& net, const ComputeLayer& c, const ConvShape& shape,
                                 const NetworkPlanOptions& no, size_t i, Candidates& scratch) {
-  const auto compute = [&] { return candidates_for(net.layers()[c.layer].name, shape, layer_options(no, i)); };
+  const auto compute = [&] { return candidates_for(net.layers()[c.layer].name, shape, layer_options(c, no, i)); };
   if (!no.cache) return scratch = compute();
   const std::pair<size_t, int64_t> key{i, layer_limit(no, i).value_or(-1)};
   auto it = no.cache->entries.find(key);
@@ -205,7 +216,8 @@ const Candidates& candidates_of(const Network& net, const ComputeLayer& c, const
 // every operand moves into and every reader reads (a DenseNet block's transition convolution
 // places all of the block's concats), so it takes its neighbours' grids as well.
 void add_neighbour_grids(std::vector<Candidates>& cand, const std::vector<Edge>& edges,
-                         const std::vector<ConvShape>& shapes, const NetworkPlanOptions& no) {
+                         const std::vector<ComputeLayer>& compute, const std::vector<ConvShape>& shapes,
+                         const NetworkPlanOptions& no) {
   const std::vector<Candidates> own = cand;  // the neighbours' own lists, not what they gain here
   std::vector<bool> widen(cand.size(), false);
   for (size_t i = 0; i < cand.size(); ++i) widen[i] = shapes[i].groups > 1;
@@ -214,7 +226,7 @@ void add_neighbour_grids(std::vector<Candidates>& cand, const std::vector<Edge>&
   }
   for (size_t i = 0; i < cand.size(); ++i) {
     if (!widen[i]) continue;
-    const PlanOptions o = layer_options(no, i).layer;
+    const PlanOptions o = layer_options(compute[i], no, i).layer;
     bool fallback = false;
     const GridFilter allowed = family_filter(no.family, shapes[i], o.procs, fallback);
     std::vector<LayerPlan>& list = cand[i].plans;
@@ -392,12 +404,12 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
     try {
       cand.push_back(candidates_of(net, compute[i], shapes[i], no, i, scratch));
     } catch (const InputError&) {
-      const NetworkPlanOptions own = layer_options(no, i);
+      const NetworkPlanOptions own = layer_options(compute[i], no, i);
       if (!own.layer.mem_per_rank_bytes) throw;
       throw_memory_error(net, compute, shapes, own, i);
     }
   }
-  add_neighbour_grids(cand, edges, shapes, no);
+  add_neighbour_grids(cand, edges, compute, shapes, no);
 
   // Batch normalization runs where its input lies: in a compute layer's output blocks (pooled
   // when a pooling layer comes between), and its all-reduces cost what that grid gives them.
@@ -496,7 +508,11 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
     l.name = net.layers()[compute[i].layer].name;
     l.plan = cand[i].plans[choice[i]];
     l.fallback = cand[i].fallback;
-    if (o.procs <= shapes[i].N) l.data_parallel = evaluate_grid(shapes[i], GridDims{o.procs, 1, 1, 1, 1}, o);
+    if (o.procs <= shapes[i].N) {
+      PlanOptions own = o;
+      own.passes = passes_in_network(compute[i], o.passes);
+      l.data_parallel = evaluate_grid(shapes[i], GridDims{o.procs, 1, 1, 1, 1}, own);
+    }
     if (!norms[i].empty()) {
       l.norm_words = norm_of(i, choice[i]).words_max;
       l.norm_time_s = norm_of(i, choice[i]).time_s;

@@ -124,6 +124,10 @@ struct NetworkPlan {
   std::optional<int64_t> data_parallel_words() const;
 };
 
+// The passes compute layer `c` runs in a step of `passes`: all of them, but backward-data for the
+// layer that reads the network's input (no gradient of the data is wanted; training skips it).
+std::vector<Pass> passes_in_network(const ComputeLayer& c, const std::vector<Pass>& passes);
+
 // The plans plan_network chooses among for compute layer `index` (its own limit applied), best
 // first; from options.cache when set. InputError when no grid fits under the limit.
 std::vector<LayerPlan> layer_candidates(const Network& net, const NetworkPlanOptions& options, size_t index);

@@ -52,7 +52,9 @@ std::vector<LayerPlan> on_grid(std::vector<LayerPlan> plans, const std::string& 
         fmt::format("--grid {} has {} ranks but the job has {}", grid, g.size(), o.procs));
   }
   for (LayerPlan& p : plans) {
-    if (g.fits(p.shape)) p = evaluate_grid(p.shape, g, o);
+    PlanOptions own = o;
+    own.passes = p.pass_list();  // the first layer's has no backward-data (passes_in_network)
+    if (g.fits(p.shape)) p = evaluate_grid(p.shape, g, own);
   }
   return plans;
 }

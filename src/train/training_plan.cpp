@@ -132,6 +132,7 @@ std::vector<LayerPlan> fit_training_on_grids(const Network& net,
     if (it == evaluated.end()) {
       PlanOptions lo = options.layer;
       lo.mem_per_rank_bytes = under;
+      lo.passes = plans[i].pass_list();  // the first layer's has no backward-data
       it = evaluated.emplace(std::pair{i, under}, plan_on_grid(plans[i].shape, plans[i].grid, lo))
                .first;
     }

@@ -1,5 +1,6 @@
-# convgrid step: one training step of every conv and fc layer of a network on its planned grids,
-# with the redistributions between layers. On 1, 2, 3 and 4 ranks, for the planner, data
+# convgrid step: one training step of every conv and fc layer of a network on its planned grids
+# (the first layer without backward-data, as training runs it), with the redistributions between
+# layers. On 1, 2, 3 and 4 ranks, for the planner, data
 # parallelism and the batch x spatial hybrid, every rank's words equal the model, pass by pass and
 # edge by edge, and the report's totals are the layers' sums; --compute model needs the SMPI
 # build and says so in one line.
@@ -21,7 +22,9 @@ assert [l["name"] for l in layers] == ["conv1", "conv2", "conv3", "fc1", "fc2"],
 for l in layers:
     assert l["words_equal_model_on_every_rank"] is True
     assert l["words_max"] == l["model_words_max"], l
-    assert len(l["passes"]) == 3
+    # the first layer reads the data: no backward-data, as in training
+    assert [p["pass"] for p in l["passes"]] == (["forward", "backward_weights"] if l["name"] == "conv1"
+                                                else ["forward", "backward_data", "backward_weights"]), l
     assert sum(p["words_max"] for p in l["passes"]) + l["redistribution_words_max"] == l["words_max"], l
 assert j["step_words"] == sum(l["words_max"] for l in layers)
 if int(sys.argv[2]) > 1:
