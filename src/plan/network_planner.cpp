@@ -404,7 +404,9 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
     try {
       cand.push_back(candidates_of(net, compute[i], shapes[i], no, i, scratch));
     } catch (const InputError&) {
-      const NetworkPlanOptions own = layer_options(compute[i], no, i);
+      // The error names the limit every layer fits under, each with its own passes.
+      NetworkPlanOptions own = no;
+      own.layer.mem_per_rank_bytes = layer_limit(no, i);
       if (!own.layer.mem_per_rank_bytes) throw;
       throw_memory_error(net, compute, shapes, own, i);
     }
