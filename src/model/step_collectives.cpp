@@ -1,8 +1,6 @@
 // The loss's and the biases' all-reduces of a training step (see step_collectives.hpp).
 #include "model/step_collectives.hpp"
 
-#include <algorithm>
-
 #include "comm/volume.hpp"
 #include "model/collective_rounds.hpp"
 #include "model/pass_cost.hpp"
@@ -41,7 +39,7 @@ CommLoad all_reduce_load(int64_t q, int64_t floats, int64_t ranks_per_node) {
   CommLoad load;
   if (q <= 1 || floats <= 0) return load;
   const int64_t bytes = 4 * floats, node = ranks_per_node;
-  const int64_t levels = floor_log2(q), pof2 = int64_t{1} << levels;
+  const int64_t pof2 = int64_t{1} << floor_log2(q);
   const bool folded = pof2 != q;  // the extra ranks fold into the power of two first, and get the result after
   switch (all_reduce_algorithm(q, bytes)) {
     case AllReduce::reduce_broadcast:  // a binomial tree up to rank 0 and one down from it

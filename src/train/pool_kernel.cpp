@@ -99,13 +99,9 @@ std::optional<SliceSum> pool_input_regions(const PoolGeometry& g, const Placemen
   const GridDims& d = pooled.dims();
   auto ranges = pooled.slice_ranges_between(GridCoord{}, GridCoord{d.Pn - 1, d.Pk - 1, d.Pc - 1, d.Ph - 1, d.Pw - 1});
   if (!ranges) return std::nullopt;
-  for (const int dim : {2, 3}) {
-    for (Range& r : (*ranges)[dim]) {
-      Box4 block{{Range{0, 1}, Range{0, 1}, Range{0, 1}, Range{0, 1}}};
-      block.r[dim] = r;
-      r = pool_input_box(g, block).r[dim];
-    }
-  }
+  const PoolParams& p = g.params;
+  for (Range& r : (*ranges)[2]) r = covered(r, p.stride_h, p.pad_h, p.window_h, g.H);
+  for (Range& r : (*ranges)[3]) r = covered(r, p.stride_w, p.pad_w, p.window_w, g.W);
   return SliceSum(std::move(*ranges));
 }
 

@@ -85,22 +85,28 @@ int32_t* TrainLayer::take_ints(size_t index) {
                        [](int64_t n) { return TrackedVector<int32_t>(static_cast<size_t>(n), 0); });
 }
 
+namespace {
+
+// The entry of `map` under the layer's `role`, made by `make` the first time.
+template <class Map, class Make>
+const typename Map::mapped_type& made_once(Map& map, const LayerSetup& s, const std::string& role, Make&& make) {
+  const std::string key = s.layer().name + "/" + role;
+  auto it = map.find(key);
+  if (it == map.end()) it = map.emplace(key, make()).first;
+  return it->second;
+}
+
+}  // namespace
+
 std::shared_ptr<const Placement> LayerSetup::placement(const std::string& role,
                                                       const std::function<Placement()>& make) const {
-  if (cache == nullptr) return std::make_shared<const Placement>(make());
-  const std::string key = layer().name + "/" + role;
-  auto it = cache->placements.find(key);
-  if (it == cache->placements.end()) it = cache->placements.emplace(key, std::make_shared<const Placement>(make())).first;
-  return it->second;
+  const auto made = [&] { return std::make_shared<const Placement>(make()); };
+  return cache == nullptr ? made() : made_once(cache->placements, *this, role, made);
 }
 
 std::optional<SliceSum> LayerSetup::sum(const std::string& role,
                                         const std::function<std::optional<SliceSum>()>& make) const {
-  if (cache == nullptr) return make();
-  const std::string key = layer().name + "/" + role;
-  auto it = cache->sums.find(key);
-  if (it == cache->sums.end()) it = cache->sums.emplace(key, make()).first;
-  return it->second;
+  return cache == nullptr ? make() : made_once(cache->sums, *this, role, make);
 }
 
 ExchangeFigures exchange_figures(const Placement& held, const Box4& wanted_tensor,
