@@ -92,13 +92,29 @@ fi
 # 30-40% of a 1024-rank run's host time. The SMPI build's libconvgrid_folded_file.so, preloaded,
 # makes that file in /dev/shm (platforms/folded_file_on_tmpfs.cpp); it is found in the build
 # directory the program belongs to. Simulated results do not change.
+# In model and comm modes the same directory's libconvgrid_folded_temporaries.so is preloaded too
+# (platforms/folded_collective_temporaries.cpp): SimGrid's own temporaries of convgrid's tensor
+# all-gathers and reduce-scatters are folded like convgrid's buffers, whose contents those modes
+# never read (a butterfly reduce-scatter holds two of the whole vector on every rank). Simulated
+# results do not change; CONVGRID_FOLD_TEMPORARIES=0 leaves them unfolded.
 preload=()
 build_dir=$(cd "$(dirname "$1")" 2>/dev/null && pwd || echo /)
 while [[ $build_dir != / && ! -f $build_dir/CMakeCache.txt ]]; do build_dir=$(dirname "$build_dir"); done
+libraries=()
 if [[ -f $build_dir/libconvgrid_folded_file.so ]]; then
-  preload=(env "LD_PRELOAD=$build_dir/libconvgrid_folded_file.so${LD_PRELOAD:+:$LD_PRELOAD}")
+  libraries+=("$build_dir/libconvgrid_folded_file.so")
 elif [[ $folding == yes && $(stat -f -c %T /tmp 2>/dev/null) != tmpfs ]]; then
   echo "smpirun.sh: no libconvgrid_folded_file.so in the program's build directory: writes into folded buffers will be slow" >&2
+fi
+if [[ $folding == yes && ${CONVGRID_FOLD_TEMPORARIES:-1} == 0 ]]; then
+  :  # asked not to
+elif [[ $folding == yes && -f $build_dir/libconvgrid_folded_temporaries.so ]]; then
+  libraries+=("$build_dir/libconvgrid_folded_temporaries.so")
+elif [[ $folding == yes && -f $build_dir/CMakeCache.txt ]]; then
+  echo "smpirun.sh: no libconvgrid_folded_temporaries.so in the program's build directory: SimGrid's collective buffers are not folded" >&2
+fi
+if [[ ${#libraries[@]} -gt 0 ]]; then
+  preload=(env "LD_PRELOAD=$(IFS=:; echo "${libraries[*]}")${LD_PRELOAD:+:$LD_PRELOAD}")
 fi
 exec_status=0
 # shellcheck disable=SC2046

@@ -1,4 +1,6 @@
-// Float collectives over a Communicator, with the traffic accounting of comm/collectives.hpp.
+// Float collectives over a Communicator, with the traffic accounting of comm/collectives.hpp. The
+// all-gathers and reduce-scatters carry tensor data: in SMPI's model mode the simulator's temporaries
+// for them are folded (sim::folding_temporaries).
 #include "comm/collectives.hpp"
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include "comm/mpi_error.hpp"
 #include "comm/volume.hpp"
 #include "convgrid/error.hpp"
+#include "sim/allocation.hpp"
 #include "sim/simulation.hpp"
 
 namespace convgrid {
@@ -74,8 +77,10 @@ void all_gather_v(const Communicator& comm, std::span<const float> send, std::sp
                   TrafficCounter& traffic) {
   MpiParts p = all_gather_parts(comm, send, recv, counts, displs);
   if (gathered_alone(comm, send, recv, displs)) return;
-  check_mpi(MPI_Allgatherv(mpi_buffer(send), p.counts[comm.rank()], MPI_FLOAT, mpi_buffer(recv),
-                           p.counts.data(), p.displs.data(), MPI_FLOAT, comm.raw()),
+  check_mpi(sim::folding_temporaries(send.size_bytes(), recv.size_bytes(), [&] {
+              return MPI_Allgatherv(mpi_buffer(send), p.counts[comm.rank()], MPI_FLOAT, mpi_buffer(recv),
+                                    p.counts.data(), p.displs.data(), MPI_FLOAT, comm.raw());
+            }),
             "MPI_Allgatherv");
   traffic.collective(CommKind::all_gather, comm.size(), words_from_others(counts, comm.rank()));
 }
@@ -86,8 +91,10 @@ Request all_gather_v_async(const Communicator& comm, std::span<const float> send
   MpiParts p = all_gather_parts(comm, send, recv, counts, displs);
   if (gathered_alone(comm, send, recv, displs)) return Request();
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Iallgatherv(mpi_buffer(send), p.counts[comm.rank()], MPI_FLOAT, mpi_buffer(recv),
-                            p.counts.data(), p.displs.data(), MPI_FLOAT, comm.raw(), &request),
+  check_mpi(sim::folding_temporaries(send.size_bytes(), recv.size_bytes(), [&] {
+              return MPI_Iallgatherv(mpi_buffer(send), p.counts[comm.rank()], MPI_FLOAT, mpi_buffer(recv),
+                                     p.counts.data(), p.displs.data(), MPI_FLOAT, comm.raw(), &request);
+            }),
             "MPI_Iallgatherv");
   traffic.collective(CommKind::all_gather, comm.size(), words_from_others(counts, comm.rank()));
   return Request(request, "MPI_Iallgatherv", std::move(p));
@@ -103,11 +110,15 @@ void reduce_then_scatter(const Communicator& comm, std::span<const T> send, std:
   std::vector<int> displs(ints.size(), 0);
   for (size_t i = 1; i < ints.size(); ++i) displs[i] = displs[i - 1] + ints[i - 1];
   std::vector<T> sum(comm.rank() == 0 ? send.size() : 0);
-  check_mpi(MPI_Reduce(mpi_buffer(send), mpi_buffer(std::span<T>(sum)), static_cast<int>(send.size()), type,
-                       MPI_SUM, 0, comm.raw()),
+  check_mpi(sim::folding_temporaries(send.size_bytes(), sum.size() * sizeof(T), [&] {
+              return MPI_Reduce(mpi_buffer(send), mpi_buffer(std::span<T>(sum)), static_cast<int>(send.size()),
+                                type, MPI_SUM, 0, comm.raw());
+            }),
             "MPI_Reduce");
-  check_mpi(MPI_Scatterv(mpi_buffer(std::span<const T>(sum)), ints.data(), displs.data(), type, mpi_buffer(recv),
-                         ints[comm.rank()], type, 0, comm.raw()),
+  check_mpi(sim::folding_temporaries(sum.size() * sizeof(T), recv.size_bytes(), [&] {
+              return MPI_Scatterv(mpi_buffer(std::span<const T>(sum)), ints.data(), displs.data(), type,
+                                  mpi_buffer(recv), ints[comm.rank()], type, 0, comm.raw());
+            }),
             "MPI_Scatterv");
 }
 
@@ -122,7 +133,9 @@ void reduce_scatter_of(const Communicator& comm, std::span<const T> send, std::s
   } else if (sim::kSimulated && std::find(ints.begin(), ints.end(), 0) != ints.end()) {
     reduce_then_scatter(comm, send, recv, ints, type);
   } else {
-    check_mpi(MPI_Reduce_scatter(mpi_buffer(send), mpi_buffer(recv), ints.data(), type, MPI_SUM, comm.raw()),
+    check_mpi(sim::folding_temporaries(send.size_bytes(), recv.size_bytes(), [&] {
+                return MPI_Reduce_scatter(mpi_buffer(send), mpi_buffer(recv), ints.data(), type, MPI_SUM, comm.raw());
+              }),
               "MPI_Reduce_scatter");
   }
   traffic.collective(CommKind::reduce_scatter, comm.size(),
@@ -146,8 +159,10 @@ Request reduce_scatter_async(const Communicator& comm, std::span<const float> se
                              TrafficCounter& traffic) {
   std::vector<int> ints = reduce_scatter_counts(comm, send, recv, counts);
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Ireduce_scatter(mpi_buffer(send), mpi_buffer(recv), ints.data(), MPI_FLOAT, MPI_SUM,
-                                comm.raw(), &request),
+  check_mpi(sim::folding_temporaries(send.size_bytes(), recv.size_bytes(), [&] {
+              return MPI_Ireduce_scatter(mpi_buffer(send), mpi_buffer(recv), ints.data(), MPI_FLOAT, MPI_SUM,
+                                         comm.raw(), &request);
+            }),
             "MPI_Ireduce_scatter");
   traffic.collective(CommKind::reduce_scatter, comm.size(),
                      reduce_scatter_words(comm.size(), counts[comm.rank()]));

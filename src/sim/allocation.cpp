@@ -8,6 +8,10 @@
 
 #ifdef CONVGRID_SMPI
 #include <smpi/smpi.h>
+
+// Defined by the preloaded platforms/folded_collective_temporaries.cpp alone: null without it.
+extern "C" void convgrid_fold_simulator_temporaries(int delta, size_t send_bytes, size_t recv_bytes)
+    __attribute__((weak));
 #endif
 
 namespace convgrid::sim {
@@ -43,6 +47,20 @@ void free_buffer_bytes(void* p, size_t bytes) {
   }
 #endif
   std::free(p);
+}
+
+FoldedCollective::FoldedCollective(size_t send_bytes, size_t recv_bytes)
+    : send_bytes_(send_bytes), recv_bytes_(recv_bytes) {
+#ifdef CONVGRID_SMPI
+  on_ = kernels_skipped() && convgrid_fold_simulator_temporaries != nullptr;
+  if (on_) convgrid_fold_simulator_temporaries(+1, send_bytes_, recv_bytes_);
+#endif
+}
+
+FoldedCollective::~FoldedCollective() {
+#ifdef CONVGRID_SMPI
+  if (on_) convgrid_fold_simulator_temporaries(-1, send_bytes_, recv_bytes_);
+#endif
 }
 
 }  // namespace convgrid::sim

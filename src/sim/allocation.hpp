@@ -19,4 +19,30 @@ void* allocate_buffer_bytes(size_t bytes);
 // Releases what allocate_buffer_bytes(bytes) returned.
 void free_buffer_bytes(void* p, size_t bytes);
 
+// Held around an MPI collective of tensor data, and nothing else (folding_temporaries), whose
+// vectors on this rank are `send_bytes` and `recv_bytes` long. In model and comm modes under SMPI,
+// while it lives, SimGrid's own temporary copies of those vectors (64 KiB or more) on this rank
+// are folded as well (platforms/folded_collective_temporaries.cpp, which scripts/smpirun.sh
+// preloads; without that library, and in every other case, it does nothing). The collective's
+// result is then as meaningless as its inputs, which those modes never read.
+class FoldedCollective {
+ public:
+  FoldedCollective(size_t send_bytes, size_t recv_bytes);
+  ~FoldedCollective();
+  FoldedCollective(const FoldedCollective&) = delete;
+  FoldedCollective& operator=(const FoldedCollective&) = delete;
+
+ private:
+  bool on_ = false;
+  size_t send_bytes_ = 0, recv_bytes_ = 0;
+};
+
+// Runs `mpi_call` (one MPI collective of tensor data, vectors of `send_bytes` and `recv_bytes` on
+// this rank) inside a FoldedCollective; its return code.
+template <class MpiCall>
+int folding_temporaries(size_t send_bytes, size_t recv_bytes, MpiCall&& mpi_call) {
+  const FoldedCollective folded(send_bytes, recv_bytes);
+  return mpi_call();
+}
+
 }  // namespace convgrid::sim

@@ -10,7 +10,9 @@
 //     clock; `comm` skips them and injects nothing (SMPI build only).
 //  3. buffer allocation: allocate_buffer_bytes (allocation.hpp). In model and comm modes,
 //     buffers of 64 KiB or more are folded onto shared pages (SMPI_SHARED_MALLOC), so thousands
-//     of ranks fit in memory.
+//     of ranks fit in memory. The all-gathers and reduce-scatters of tensor data run inside
+//     folding_temporaries, which lets a preloaded library fold SimGrid's own temporaries for them
+//     too (below).
 //  4. file I/O: npy slices use MPI-IO under Open MPI; SMPI's hosts have no disk, so the SMPI
 //     build reads and writes each rank's runs with POSIX calls (io/npy_slices.cpp).
 //  5. wall-clock guards: the stall watchdog (train/stall_watchdog.hpp) and the stop signals
@@ -40,8 +42,10 @@
 //     leaves stale words that are added into the sum (found by tests/mpi/grid_conv_test at 32
 //     ranks: a dKer block of 12 elements over a fibre of 16). Open MPI's own recursive halving
 //     receives whatever is sent.
-// Outside the library, scripts/smpirun.sh preloads platforms/folded_file_on_tmpfs.cpp into the
-// simulator: SimGrid's file behind folded buffers on a tmpfs (host time only).
+// Outside the library, scripts/smpirun.sh preloads into the simulator
+// platforms/folded_file_on_tmpfs.cpp (SimGrid's file behind folded buffers on a tmpfs: host time
+// only) and, in model and comm modes, platforms/folded_collective_temporaries.cpp (the malloc of
+// a rank inside folding_temporaries folds 64 KiB or more: host memory only).
 #pragma once
 
 namespace convgrid::sim {
