@@ -1,6 +1,7 @@
 // RAII MPI communicator: creation (dup, split, subgroup), error handler, and freeing.
 #include "comm/communicator.hpp"
 
+#include <array>
 #include <exception>
 #include <utility>
 
@@ -65,12 +66,35 @@ Communicator Communicator::split(int color, int key) const {
   return Communicator(comm);
 }
 
+namespace {
+
+// `ranks` as MPI_Group_range_incl's triplets (first, last, stride), in order: each run of evenly
+// spaced ranks one triplet (a lone rank, or the last of a run of one, is its own).
+std::vector<std::array<int, 3>> rank_runs(const std::vector<int>& ranks) {
+  std::vector<std::array<int, 3>> runs;
+  size_t i = 0;
+  while (i < ranks.size()) {
+    size_t j = i + 1;
+    const int stride = j < ranks.size() ? ranks[j] - ranks[i] : 1;
+    if (stride > 0) {
+      while (j < ranks.size() && ranks[j] - ranks[j - 1] == stride) ++j;
+    }
+    runs.push_back({ranks[i], ranks[j - 1], stride > 0 ? stride : 1});
+    i = j;
+  }
+  return runs;
+}
+
+}  // namespace
+
 Communicator Communicator::subgroup(const std::vector<int>& members, int tag) const {
   MPI_Group all = MPI_GROUP_NULL, part = MPI_GROUP_NULL;
   check_mpi(MPI_Comm_group(comm_, &all), "MPI_Comm_group");
-  const int incl = MPI_Group_incl(all, static_cast<int>(members.size()), members.data(), &part);
+  std::vector<std::array<int, 3>> runs = rank_runs(members);
+  const int incl = MPI_Group_range_incl(all, static_cast<int>(runs.size()),
+                                        reinterpret_cast<int(*)[3]>(runs.data()), &part);
   MPI_Group_free(&all);
-  check_mpi(incl, "MPI_Group_incl");
+  check_mpi(incl, "MPI_Group_range_incl");
   MPI_Comm comm = MPI_COMM_NULL;
   const int created = MPI_Comm_create_group(comm_, part, tag, &comm);
   MPI_Group_free(&part);

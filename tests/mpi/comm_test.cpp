@@ -122,6 +122,40 @@ TEST(Communicator, SplitOrdersByKey) {
   EXPECT_EQ(half.rank(), (P - 1 - r) / 2);  // members above r: r+2, r+4, ... up to P-1
 }
 
+// Member lists of every shape subgroup turns into runs: all ranks, every other rank, a
+// descending list, an irregular one (runs of one and of two), and a rank alone. Every member
+// gets the rank of its place in the list, and the group is exactly the list.
+TEST(Communicator, SubgroupKeepsTheMembersInTheirOrder) {
+  Communicator world = Communicator::world();
+  const int P = world.size(), r = world.rank();
+  std::vector<std::vector<int>> lists(5);
+  for (int i = 0; i < P; ++i) lists[0].push_back(i);
+  for (int i = r % 2; i < P; i += 2) lists[1].push_back(i);
+  for (int i = P - 1; i >= 0; --i) lists[2].push_back(i);
+  for (int i : {0, 2, 3, 5, 6, 7, 9, 10, P - 1}) {
+    if (i < P && (lists[3].empty() || i > lists[3].back())) lists[3].push_back(i);
+  }
+  lists[4] = {r};
+  for (size_t l = 0; l < lists.size(); ++l) {
+    const std::vector<int>& members = lists[l];
+    const auto place = std::find(members.begin(), members.end(), r);
+    if (place == members.end()) continue;  // not a member: MPI_Comm_create_group is the members' alone
+    Communicator part = world.subgroup(members, 100 + static_cast<int>(l));
+    ASSERT_EQ(part.size(), static_cast<int>(members.size())) << "list " << l;
+    EXPECT_EQ(part.rank(), place - members.begin()) << "list " << l;
+    MPI_Group world_group = MPI_GROUP_NULL, part_group = MPI_GROUP_NULL;
+    MPI_Comm_group(world.raw(), &world_group);
+    MPI_Comm_group(part.raw(), &part_group);
+    std::vector<int> in_part(members.size()), in_world(members.size());
+    std::iota(in_part.begin(), in_part.end(), 0);
+    MPI_Group_translate_ranks(part_group, static_cast<int>(members.size()), in_part.data(), world_group,
+                              in_world.data());
+    EXPECT_EQ(in_world, members) << "list " << l;
+    MPI_Group_free(&part_group);
+    MPI_Group_free(&world_group);
+  }
+}
+
 TEST(Communicator, MoveTransfersOwnership) {
   Communicator a = Communicator::world();
   const MPI_Comm handle = a.raw();
