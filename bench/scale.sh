@@ -6,8 +6,9 @@
 # checks that every rank's words equal the model.
 #
 # Usage: bash bench/scale.sh [OUT_DIR]   (default docs/results/scale)
-#   SCALE_PROCS      rank counts (default "64 256": about 45 minutes here; 1024 takes 9-32 minutes
-#                    and 2.7-16.5 GB a run, 4096 does not fit this machine, docs/scale.md)
+#   SCALE_PROCS      rank counts (default "64 256"; with 1024 and the four plans the study is about
+#                    23 minutes here, 1024 taking 4-8 minutes and 2.3-4.5 GB a run; one run at
+#                    4096 takes the better part of an hour, docs/scale.md)
 #   SCALE_PLATFORMS  platforms (default "ib100-cpu nvlink-gpu")
 #   SCALE_PLANS      plans (default "planner data hybrid"; "time" is the planner with --objective time,
 #                    fewest modelled seconds instead of fewest words)
