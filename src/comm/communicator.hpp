@@ -42,7 +42,7 @@ class Communicator {
   // grow with the square of the ranks, minutes per split at 4096 (docs/scale.md). The group is
   // given as runs of evenly spaced ranks (MPI_Group_range_incl): SimGrid 3.32's MPI_Group_incl
   // checks a list of n ranks for repeats by comparing every pair, which for the 4096 members of a
-  // fibre of all ranks, on each of them, was 40% of the host time of a 4096-rank step.
+  // fibre of all ranks, on each of them, was 30-40% of the host time of a 4096-rank step.
   Communicator subgroup(const std::vector<int>& members, int tag) const;
   // MPI_Comm_dup (collective): same group, separate message space.
   Communicator dup() const;
