@@ -28,20 +28,20 @@ TEST(GridVolume, DataParallelGathersWeightsAndReduceScattersTheirGradient) {
             2 * 18432);
 }
 
-TEST(GridVolume, SpatialSplitSendsTheHaloFromTheNextBlock) {
-  // 3x3, pad 1, H=8 over Ph=2: output rows [0,4) and [4,8). Input rows belong to the block whose
-  // outputs first read them: ph=0 owns [0,3) (row 3 is first read by output 4), ph=1 owns [3,8).
-  // ph=0 needs [0,5): it receives rows 3 and 4 from ph=1; ph=1 needs [3,8): nothing to receive.
+TEST(GridVolume, SpatialSplitTakesOneHaloRowFromEachNeighbour) {
+  // 3x3, pad 1, H=8 over Ph=2: output rows [0,4) and [4,8), input rows owned the same way.
+  // ph=0 needs [0,5): it receives row 4 from ph=1 (2 samples x 3 channels x 5 columns = 30
+  // words); ph=1 needs [3,8): it receives row 3 from ph=0.
   const char* s = "N=2,C=3,H=8,W=5,K=4,R=3,S=3,pad=1";
   GridDims sp{1, 1, 1, 2, 1};
-  const PassVolume f0 = volume(s, sp, 0, Pass::forward);
-  EXPECT_EQ(f0.point_to_point, 2 * 3 * 2 * 5);
-  EXPECT_EQ(f0.all_gather, 4 * 3 * 9 / 2);  // the weights, gathered over the 2-rank nhw-fibre
-  EXPECT_EQ(f0.messages, 2);
-  EXPECT_EQ(volume(s, sp, 1, Pass::forward).point_to_point, 0);
-  // Backward-data sends the halo's gradient back to its owner: ph=1 receives those 60 words.
-  EXPECT_EQ(volume(s, sp, 1, Pass::backward_data, Held{true, true, false}).point_to_point, 60);
-  EXPECT_EQ(volume(s, sp, 0, Pass::backward_data, Held{true, true, false}).point_to_point, 0);
+  for (int64_t r : {0, 1}) {
+    const PassVolume f = volume(s, sp, r, Pass::forward);
+    EXPECT_EQ(f.point_to_point, 2 * 3 * 1 * 5);
+    EXPECT_EQ(f.all_gather, 4 * 3 * 9 / 2);  // the weights, gathered over the 2-rank nhw-fibre
+    EXPECT_EQ(f.messages, 2);
+    // Backward-data sends the halo's gradient back to its owner: each receives those 30 words.
+    EXPECT_EQ(volume(s, sp, r, Pass::backward_data, Held{true, true, false}).point_to_point, 30);
+  }
 }
 
 TEST(GridVolume, ChannelSplitsGatherInputAndReduceScatterOutput) {
@@ -77,22 +77,22 @@ TEST(GridVolume, LatencyStepsAreTheRoundsOfOpenMpisAlgorithmsAndOneAHaloMessage)
 
 TEST(GridVolume, DepthwiseMovesItsHalosAndItsWeightsOnly) {
   // C=K=G=8, 3x3 pad 1 on 8x8, N=2. Grid 1,4,1,2,1: each pk holds 2 whole channels (no input
-  // fibre, no c-fibre), Ph=2 splits output rows [0,4) and [4,8). ph=0 owns input rows [0,3) and
-  // needs [0,5): rows 3 and 4 from ph=1, 2 rows x 8 columns x 2 channels x 2 samples = 64 words;
-  // ph=1 needs nothing. Its 2 filters of 3x3 are gathered over the nhw-fibre of 2: 9 words.
+  // fibre, no c-fibre), Ph=2 splits output and input rows [0,4) and [4,8). ph=0 needs [0,5): row 4
+  // from ph=1, 1 row x 8 columns x 2 channels x 2 samples = 32 words; ph=1 needs row 3 from ph=0,
+  // 32 words. Its 2 filters of 3x3 are gathered over the nhw-fibre of 2: 9 words.
   const char* s = "N=2,C=8,H=8,W=8,K=8,R=3,S=3,pad=1,groups=8";
   const GridDims d{1, 4, 1, 2, 1};
   const PassVolume f0 = volume(s, d, 0, Pass::forward), f1 = volume(s, d, 1, Pass::forward);
-  EXPECT_EQ(f0.point_to_point, 64);
-  EXPECT_EQ(f1.point_to_point, 0);
+  EXPECT_EQ(f0.point_to_point, 32);
+  EXPECT_EQ(f1.point_to_point, 32);
   EXPECT_EQ(f0.all_gather, 9);
   EXPECT_EQ(f0.reduce_scatter, 0);
-  EXPECT_EQ(f0.words(), 64 + 9);
-  // Backward-data sends the halo's gradient back (ph=1 receives the 64) and reduces nothing;
+  EXPECT_EQ(f0.words(), 32 + 9);
+  // Backward-data sends the halo's gradient back (each receives 32) and reduces nothing;
   // backward-weights reduce-scatters the 18 weight gradients over the same 2 ranks.
   const Held step{true, true, false};
-  EXPECT_EQ(volume(s, d, 0, Pass::backward_data, step).words(), 0);
-  EXPECT_EQ(volume(s, d, 1, Pass::backward_data, step).words(), 64);
+  EXPECT_EQ(volume(s, d, 0, Pass::backward_data, step).words(), 32);
+  EXPECT_EQ(volume(s, d, 1, Pass::backward_data, step).words(), 32);
   EXPECT_EQ(volume(s, d, 0, Pass::backward_weights, Held{true, true, true}).words(), 9);
   // Split over channels alone: nothing moves in any pass.
   for (int64_t r = 0; r < 8; ++r) {

@@ -172,14 +172,18 @@ TEST(LayerLayout, UnreadPixelsExistForStrideOverFilter) {
 
 TEST(LayerLayout, WorkedExampleFromTheHeader) {
   LayerLayout L(ConvShape::parse("N=1,C=1,H=8,W=8,K=1,R=3,S=3,pad=1"), GridDims{1, 1, 1, 2, 1});
-  EXPECT_EQ(L.rows_owned(0), (Range{0, 3}));
+  EXPECT_EQ(L.rows_owned(0), (Range{0, 4}));
   EXPECT_EQ(L.rows_needed(0), (Range{0, 5}));
-  EXPECT_EQ(L.rows_owned(1), (Range{3, 8}));
+  EXPECT_EQ(L.rows_owned(1), (Range{4, 8}));
   EXPECT_EQ(L.rows_needed(1), (Range{3, 8}));
   auto halo = L.halo_recv({0, 0, 0, 0, 0});
   ASSERT_EQ(halo.size(), 1u);
-  EXPECT_EQ(halo[0].box.r[2], (Range{3, 5}));
-  EXPECT_EQ(halo[0].words, 2 * 8);
+  EXPECT_EQ(halo[0].box.r[2], (Range{4, 5}));
+  EXPECT_EQ(halo[0].words, 8);
+  halo = L.halo_recv({0, 0, 0, 1, 0});
+  ASSERT_EQ(halo.size(), 1u);
+  EXPECT_EQ(halo[0].box.r[2], (Range{3, 4}));
+  EXPECT_EQ(halo[0].words, 8);
 }
 
 TEST(LayerLayout, HaloWiderThanANeighbourComesFromSeveralRanks) {
@@ -314,6 +318,32 @@ TEST(LayerLayout, StridedOneByOneRunsOnTheAtRestBlock) {
                            GridDims{1, 2, 1, 1, 1}).input_inside_block({0, 0, 0, 0, 0}));
   EXPECT_FALSE(LayerLayout(ConvShape::parse("N=4,C=8,H=28,W=28,K=16,R=3,S=3,pad=1"),
                            GridDims{1, 1, 1, 2, 1}).input_inside_block({0, 0, 0, 0, 0}));
+}
+
+// A 1x1 filter at stride 2 on 28 rows over Ph=4: output rows [11,14) of ph=3 read rows 22-26,
+// and ph=3 owns [21,28). No halo either way, but row 21 comes before the first read row: the
+// kernel cannot take the block (a padding of -1), so the input is copied out of it.
+TEST(LayerLayout, UnreadRowsBeforeTheFirstReadOneAreNotRunInPlace) {
+  LayerLayout L(ConvShape::parse("N=1,C=2,H=28,W=28,K=2,R=1,S=1,stride=2"), GridDims{1, 1, 1, 4, 1});
+  const GridCoord g{0, 0, 0, 3, 0};
+  EXPECT_EQ(L.rows_owned(3), (Range{21, 28}));
+  EXPECT_EQ(L.rows_needed(3), (Range{22, 27}));
+  EXPECT_TRUE(L.halo_recv(g).empty());
+  EXPECT_TRUE(L.halo_send(g).empty());
+  EXPECT_FALSE(L.input_inside_block(g));
+  // Every awkward shape on every grid of up to 8 ranks: a block run in place never pads negatively.
+  for (const char* text : awkward_shapes()) {
+    const ConvShape s = ConvShape::parse(text);
+    for (const GridDims& d : grids_up_to(8)) {
+      if (!d.fits(s)) continue;
+      const LayerLayout l(s, d);
+      for (int64_t r = 0; r < d.size(); ++r) {
+        if (!l.input_inside_block(d.coord_of(r))) continue;
+        const ConvShape b = l.block_shape(d.coord_of(r));
+        EXPECT_GE(std::min({b.pad_top, b.pad_left, b.pad_bottom, b.pad_right}), 0) << text << " " << d.to_string();
+      }
+    }
+  }
 }
 
 // On grids where every rank's needed input lies inside its block, every rank on its whole

@@ -293,11 +293,11 @@ TEST(NodeLinks, ANonBlockingGatherSplitsItsWordsByPeer) {
 }
 
 TEST(NodeLinks, AHaloFromANeighbourOnTheSameNodeIsTheNodes) {
-  // 3x3 pad 1, Ph = 2: rank 0 receives 60 halo words from rank 1 and gathers weights from it
-  // over the nhw-fibre of 2 (two processes: a tree).
+  // 3x3 pad 1, Ph = 2: rank 0 receives 30 halo words (one row) from rank 1 and gathers weights
+  // from it over the nhw-fibre of 2 (two processes: a tree).
   const LayerLayout L(ConvShape::parse("N=2,C=3,H=8,W=5,K=4,R=3,S=3,pad=1"), GridDims{1, 1, 1, 2, 1});
   const PassVolume v = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 2);
-  EXPECT_EQ(v.point_to_point, 60);
+  EXPECT_EQ(v.point_to_point, 30);
   EXPECT_EQ(v.node_words, v.words());
   EXPECT_DOUBLE_EQ(v.node_steps, 2);
   const PassVolume apart = grid_pass_volume(L, GridCoord{}, Pass::forward, Held{}, 1);

@@ -119,9 +119,18 @@ TEST(Redistribution, MatchesBruteForceOnAllGridPairs) {
 
 // Some pairs do move data (so the brute-force comparison above is not trivially all zeros), and
 // the same grid on both layers is not free in general (the In and Out distributions differ).
-TEST(Redistribution, SameNonDataParallelGridMovesWords) {
+// Input rows are split as the outputs are (LayerLayout), so between two 3x3 layers of one size on
+// one grid the rows stay; the channels stay too while Pc = 1 (the k-block's channels are the
+// next layer's input slices over its k-fibre), and move when both Pk and Pc split them.
+TEST(Redistribution, SameGridMovesOnlyChannelsSplitBothWays) {
   const LayerPair& p = kPairs[0];
-  const GridDims d{.Pn = 1, .Pk = 2, .Pc = 1, .Ph = 2, .Pw = 1};
+  for (const GridDims d : {GridDims{.Pn = 1, .Pk = 2, .Pc = 1, .Ph = 2, .Pw = 1},
+                           GridDims{.Pn = 1, .Pk = 1, .Pc = 2, .Ph = 2, .Pw = 2},
+                           GridDims{.Pn = 3, .Pk = 1, .Pc = 1, .Ph = 3, .Pw = 1}}) {
+    const RedistributionStats stats = redistribution_stats(LayerLayout(p.a, d), LayerLayout(p.b, d));
+    EXPECT_EQ(stats.max_words, 0) << d.to_string();
+  }
+  const GridDims d{.Pn = 1, .Pk = 2, .Pc = 2, .Ph = 2, .Pw = 1};
   const RedistributionStats stats = redistribution_stats(LayerLayout(p.a, d), LayerLayout(p.b, d));
   EXPECT_GT(stats.max_words, 0);
   EXPECT_GT(stats.mean_words, 0);

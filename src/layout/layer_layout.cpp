@@ -6,14 +6,6 @@
 namespace convgrid {
 namespace {
 
-// Input indices owned by output block `out` of `parts` blocks: [o0*stride - pad, o1*stride - pad)
-// clipped to [0, in), the first block from 0 and the last to `in`.
-Range owned(Range out, int64_t stride, int64_t pad, int64_t in, bool first, bool last) {
-  int64_t b = first ? 0 : std::clamp(out.begin * stride - pad, int64_t{0}, in);
-  int64_t e = last ? in : std::clamp(out.end * stride - pad, int64_t{0}, in);
-  return {b, std::max(b, e)};
-}
-
 // Input indices read by output block `out`: [o0*stride - pad, (o1-1)*stride - pad + span).
 Range needed(Range out, int64_t stride, int64_t pad, int64_t span, int64_t in) {
   return Range{out.begin * stride - pad, (out.end - 1) * stride - pad + span}.intersect({0, in});
@@ -58,12 +50,8 @@ Range LayerLayout::c_block(int64_t pk, int64_t pc) const {
   return balanced_block(shape_.Cg(), dims_.Pc, pc).shifted(groups.begin * shape_.Cg());
 }
 
-Range LayerLayout::rows_owned(int64_t ph) const {
-  return owned(h_block(ph), shape_.stride_h, shape_.pad_top, shape_.H, ph == 0, ph == dims_.Ph - 1);
-}
-Range LayerLayout::cols_owned(int64_t pw) const {
-  return owned(w_block(pw), shape_.stride_w, shape_.pad_left, shape_.W, pw == 0, pw == dims_.Pw - 1);
-}
+Range LayerLayout::rows_owned(int64_t ph) const { return balanced_block(shape_.H, dims_.Ph, ph); }
+Range LayerLayout::cols_owned(int64_t pw) const { return balanced_block(shape_.W, dims_.Pw, pw); }
 Range LayerLayout::rows_needed(int64_t ph) const {
   return needed(h_block(ph), shape_.stride_h, shape_.pad_top, shape_.dil_h * (shape_.R - 1) + 1,
                 shape_.H);
@@ -104,16 +92,23 @@ bool LayerLayout::input_in_place(GridCoord g) const {
 }
 
 bool LayerLayout::input_inside_block(GridCoord g) const {
-  return in_fibre_ == 1 && halo_recv(g).empty() && halo_send(g).empty() &&
-         in_block(g).intersect(in_needed(g)) == in_needed(g);
+  if (in_fibre_ != 1 || !halo_recv(g).empty() || !halo_send(g).empty() ||
+      in_block(g).intersect(in_needed(g)) != in_needed(g)) {
+    return false;
+  }
+  // Unread rows before the first read one would be a negative padding, which oneDNN refuses.
+  const ConvShape l = block_shape(g);
+  return l.pad_top >= 0 && l.pad_left >= 0;
 }
 
 ConvShape LayerLayout::local_shape(GridCoord g) const { return shape_on(g, in_needed(g)); }
 
 ConvShape LayerLayout::block_shape(GridCoord g) const {
   ConvShape l = shape_on(g, in_block(g));
-  // Rows past the last read one: fewer than the stride (see owned() and needed()), so with no
-  // padding there the kernel's output extent, floor((H + pads - span) / stride) + 1, is unchanged.
+  // Unread rows past the last read one (input_inside_block: no other rank reads them): with no
+  // padding there the kernel's output extent, floor((H + pads - span) / stride) + 1, is unchanged
+  // as long as they are fewer than the stride, as they are when the blocks split the input as
+  // the outputs (a 1x1 filter at stride 2 on an even image).
   l.pad_bottom = std::max<int64_t>(l.pad_bottom, 0);
   l.pad_right = std::max<int64_t>(l.pad_right, 0);
   return l;

@@ -7,13 +7,16 @@
 //               the k-fibre (whole channels when the block has >= Pk channels, else flat);
 //   Ker, dKer : block (k_block, c_block, R, S), split in Pn*Ph*Pw flat slices over the nhw-fibre;
 //   Out, dOut : block (n_block, k_block, h_block, w_block), split in Pc slices over the c-fibre.
-// Input rows are owned by the output block that first needs them: ph owns rows
-// [h0*sh - pad_top, h1*sh - pad_top) of its output rows [h0, h1), clipped to the image, the
-// first block from row 0 and the last to row H. Columns likewise.
+// Input rows are split in balanced blocks, as a layer with H output rows splits its outputs:
+// ph owns rows balanced_block(H, Ph, ph). So an input another layer wrote on the same Ph x Pw is
+// already where this layer wants it, and a rank's halo comes from both sides: a 3x3 layer with
+// pad 1 takes one row from each neighbour. Columns likewise. (SPEC section 3 assigned rows to
+// the output block that first reads them, [h0*sh - pad, h1*sh - pad): a halo of R-1 rows from
+// the next block, none from the previous, and a redistribution between two layers of one grid.)
 //
 // Example, H=Ho=8 (3x3, stride 1, pad 1), Ph=2: output rows [0,4) and [4,8); ph=0 owns input
-// rows [0,3) and needs [0,5); ph=1 owns [3,8) and needs [3,8). ph=0 receives rows 3-4 (its halo)
-// from ph=1.
+// rows [0,4) and needs [0,5); ph=1 owns [4,8) and needs [3,8). ph=0 receives row 4 from ph=1,
+// and ph=1 row 3 from ph=0.
 //
 // Groups (G = groups > 1; ConvShape): output channels read only their group's input channels, so
 // the k-fibre splits the groups first and its ranks no longer all read the same input.
@@ -95,8 +98,9 @@ class LayerLayout {
 
   // True when no input fibre and no halo either way: the needed input lies inside the at-rest slice,
   // which may go on past it by a few rows or columns no output reads (a 1x1 filter at stride 2
-  // on an even image). The grid algorithm then gives the kernel the slice where it lies, shaped
-  // as block_shape(g).
+  // on an even image), and the slice begins at the first row and column read (or at the image's
+  // edge), since rows before would be a negative padding. The grid algorithm then gives the
+  // kernel the slice where it lies, shaped as block_shape(g).
   bool input_inside_block(GridCoord g) const;
 
   // The rank's local convolution: input in_needed(g), output out_block(g), weights ker_block(g),
