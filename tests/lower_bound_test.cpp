@@ -103,11 +103,42 @@ TEST(LowerBound, GroupedLayersCountTheChannelsOfOneGroup) {
   EXPECT_EQ(terms(g).ker, 12 * 2 * 9);
   EXPECT_EQ(terms(g).in_used, 2 * 8 * 36);
   // Depthwise 3x3 pad 1 on 56x56, C = 96, N = 256 at P = 1024: V = 256*96*(3*56-2)^2/1024
-  // = 661344 (padding taps excluded), 3 (V^2/9)^(1/3) = 10948, below the 150528 words of In and
-  // Out each rank holds at rest: the bound is 0, and a channel split moves nothing.
+  // = 661344 (padding taps excluded). The ranks' footprints cover In and Out, so each is at least
+  // 1/P of them, 75264 (the floors V/9 = 73483 are lower); X = V^2/9 then needs a weight
+  // footprint of X / 75264^2 = 8.58, where a rank holds 864/1024 of a weight: the bound is those
+  // 7.7 weights, no input or output word. A channel split on 96 ranks moves nothing, but 1024
+  // ranks hold less than a channel's 9 weights each.
   const ConvShape dw = ConvShape::parse("N=256,C=96,H=56,W=56,K=96,R=3,S=3,pad=1,groups=96");
   EXPECT_EQ(bound_terms(dw).macs, int64_t{256} * 96 * 166 * 166);
-  EXPECT_EQ(words_lower_bound(dw, 1024), 0.0);
+  const double V = 661344, at_rest = 256.0 * 96 * 56 * 56 / 1024;
+  EXPECT_NEAR(words_lower_bound(dw, 1024), V * V / 9 / (at_rest * at_rest) - 864.0 / 1024, 1e-9);
+  EXPECT_EQ(words_lower_bound(ConvShape::parse("N=256,C=96,H=56,W=56,K=96,R=3,S=3,pad=1,groups=96"), 96), 0.0);
+}
+
+TEST(LowerBound, OutputsAndWeightsThatReadOnlyPaddingAreNotCounted) {
+  // Only dilation leaves such outputs (padding is less than the filter's extent). 2 taps,
+  // dilation 10, pad 10 on 3 rows: Ho = 13. Tap 0 reads y = h - 10 (h = 10..12), tap 1 y = h
+  // (h = 0..2): 6 of the 13 output rows have a real tap, in two runs.
+  const BoundTerms gap = terms("N=1,C=1,H=3,W=1,K=1,R=2,S=1,dilation=10x1,pad=10x0");
+  EXPECT_EQ(gap.out, 13);
+  EXPECT_EQ(gap.out_made, 6);
+  EXPECT_EQ(gap.ker_used, 2);
+  // 3 taps, dilation 3, pad 3 on 2 rows: Ho = 2. Taps 0 and 2 read y = h - 3 and y = h + 3,
+  // never a real row; tap 1 reads y = h: both outputs made, 1 tap of 3 used.
+  const BoundTerms unused_tap = terms("N=1,C=1,H=2,W=1,K=1,R=3,S=1,dilation=3x1,pad=3x0");
+  EXPECT_EQ(unused_tap.out, 2);
+  EXPECT_EQ(unused_tap.out_made, 2);
+  EXPECT_EQ(unused_tap.ker_used, 1);
+  for (const char* s : test_data::kAwkwardShapes) EXPECT_EQ(terms(s).out_made, terms(s).out) << s;
+}
+
+TEST(LowerBound, TheRanksTogetherCoverTheirTensors) {
+  // N=64, C=K=2, 3x3 pad 1 on 4x4, P=4: V = 64*2*2*100/4 = 6400, X = V^2/9. A rank's own floors
+  // for In and Out, V/18 = 355.6, are below the 512 words of each that the ranks must cover per
+  // rank; at 512 each, the weights' footprint is X / 512^2 = 17.36 of which a rank holds 9: the
+  // bound is 8.36. With the rank's floors alone it was 0 (355.6^2 * 36 already exceeds X).
+  const ConvShape s = ConvShape::parse("N=64,C=2,H=4,W=4,K=2,R=3,S=3,pad=1");
+  EXPECT_NEAR(words_lower_bound(s, 4), 6400.0 * 6400 / 9 / (512.0 * 512) - 9, 1e-9);
 }
 
 TEST(LowerBound, MatrixMultiplicationCase) {
@@ -209,7 +240,9 @@ TEST(LowerBound, NoGridIsBelowTheBound) {
   std::vector<std::string> shapes(std::begin(test_data::kAwkwardShapes), std::end(test_data::kAwkwardShapes));
   shapes.insert(shapes.end(), std::begin(test_data::kAwkwardGroupedShapes), std::end(test_data::kAwkwardGroupedShapes));
   shapes.insert(shapes.end(), {"N=8,C=2,H=6,W=6,K=16,R=1,S=1", "N=4,C=3,H=5,W=5,K=24,R=1,S=1",
-                               "N=16,C=4,H=4,W=4,K=8,R=1,S=1"});
+                               "N=16,C=4,H=4,W=4,K=8,R=1,S=1",
+                               // where covering the tensors binds (TheRanksTogetherCoverTheirTensors)
+                               "N=64,C=2,H=4,W=4,K=2,R=3,S=3,pad=1", "N=32,C=3,H=5,W=5,K=2,R=3,S=3,pad=1"});
   PlanOptions o;
   o.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
   int64_t checked = 0, binding = 0;

@@ -28,10 +28,19 @@
 // A 1x1 layer with few input channels is the usual case: every output's sum is short, so a rank
 // must make many outputs whole (for matrix multiplication this is the case analysis of Al Daas,
 // Ballard et al., SPAA 2022).
+// The ranks' footprints also cover the tensors: every output with a real tap is summed by some
+// rank, every used weight and input pixel read by one, so the footprints of the P ranks add up to
+// at least |Out_made|, |Ker_used| and |In_used|. The ranks' least sum of footprints under these
+// constraints and each rank's own (a convex set, the same for every rank) is reached with all
+// ranks alike: averaging any feasible choice over the permutations of the ranks keeps it
+// feasible and its sum. So each floor is also at least 1/P of its tensor. Where padding makes
+// the border outputs' sums short, this is the larger floor: V/(Cg R S) counts every output as
+// if it had all R*S taps, and would let a rank touch fewer than 1/P of the outputs, which the
+// ranks together cannot.
 // Every In and Ker word a rank uses but does not hold must be received by it; every output it
 // makes a partial sum of but does not own must be received (a partial sum) by its owner. These
-// transfers are distinct, and the ranks hold at most |In_used|, |Ker|, |Out| words of the three
-// tensors between them, so with every rank doing V = G/P multiply-adds the words received,
+// transfers are distinct, and the ranks hold at most |In_used|, |Ker_used|, |Out_made| words of
+// the three tensors' footprints between them (each element is held once), so with every rank doing V = G/P multiply-adds the words received,
 // summed over ranks, are at least P * least - (|In_used| + |Ker| + |Out|), least the smallest
 // sum of the footprints (3 (V^2/rho)^(1/3) where no floor binds).
 // Dividing by P gives the memory-independent bound on the average per rank.
@@ -56,8 +65,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <vector>
 
 #include "convgrid/error.hpp"
+#include "layout/range.hpp"
 #include "layout/read_pixels.hpp"
 #include "model/least_footprints.hpp"
 
@@ -78,6 +89,29 @@ int64_t valid_pairs(int64_t in, int64_t out, int64_t taps, int64_t stride, int64
     pairs += std::max<int64_t>(0, hi - lo + 1);
   }
   return pairs;
+}
+
+// Output rows that read at least one real row, and taps that do for at least one output row:
+// each tap's valid rows form one interval (valid_pairs), and their union may have gaps (a large
+// dilation with large padding).
+struct RealLines {
+  int64_t outputs = 0, taps = 0;
+};
+RealLines real_lines(int64_t in, int64_t out, int64_t taps, int64_t stride, int64_t dil, int64_t pad) {
+  std::vector<Range> valid;
+  for (int64_t r = 0; r < taps; ++r) {
+    const int64_t lo = std::max<int64_t>(0, ceil_div(pad - r * dil, stride));
+    const int64_t hi = std::min(out - 1, floor_div(in - 1 + pad - r * dil, stride));
+    if (hi >= lo) valid.push_back({lo, hi + 1});
+  }
+  std::ranges::sort(valid, {}, &Range::begin);
+  RealLines lines{0, static_cast<int64_t>(valid.size())};
+  int64_t covered = 0;  // rows before this are counted
+  for (const Range& v : valid) {
+    lines.outputs += std::max<int64_t>(0, v.end - std::max(v.begin, covered));
+    covered = std::max(covered, v.end);
+  }
+  return lines;
 }
 
 // Most taps of `taps` that read the same input row: one in every stride/gcd(stride, dil).
@@ -102,30 +136,36 @@ BoundTerms bound_terms(const ConvShape& s) {
   t.in_used = s.N * s.C * read.rows_in({0, s.H}) * read.cols_in({0, s.W});
   t.ker = s.weight_elems();
   t.out = s.output_elems();
+  const RealLines h = real_lines(s.H, s.Ho(), s.R, s.stride_h, s.dil_h, s.pad_top);
+  const RealLines w = real_lines(s.W, s.Wo(), s.S, s.stride_w, s.dil_w, s.pad_left);
+  t.ker_used = s.K * s.Cg() * h.taps * w.taps;
+  t.out_made = s.N * s.K * h.outputs * w.outputs;
   return t;
 }
 
 namespace {
 
-// The floors of a rank's footprints when it does V multiply-adds (above).
-FootprintFloors floors(const ConvShape& s, const BoundTerms& t, double V) {
-  return {V / static_cast<double>(s.K / s.groups * t.rho()), V / static_cast<double>(s.N * s.Ho() * s.Wo()),
-          V / static_cast<double>(s.Cg() * s.R * s.S)};
+// The floors of a rank's footprints when it and every other of the P ranks do V multiply-adds
+// (above): what one rank's V needs, and 1/P of what the ranks' footprints cover together.
+FootprintFloors floors(const ConvShape& s, const BoundTerms& t, double V, double P) {
+  return {std::max(V / static_cast<double>(s.K / s.groups * t.rho()), static_cast<double>(t.in_used) / P),
+          std::max(V / static_cast<double>(s.N * s.Ho() * s.Wo()), static_cast<double>(t.ker_used) / P),
+          std::max(V / static_cast<double>(s.Cg() * s.R * s.S), static_cast<double>(t.out_made) / P)};
 }
 
-// Elements of the tensors of `passes` held at rest (each distinct tensor once: In_used, Ker, Out
-// for forward; dIn, Ker, dOut for backward-data; dKer, In, dOut for backward-weights; a gradient
-// has its tensor's size).
+// Elements of the footprints' tensors of `passes` held at rest (each distinct tensor once: In_used,
+// Ker_used, Out_made for forward; dIn, Ker, dOut for backward-data; dKer, In, dOut for
+// backward-weights; a gradient has its tensor's size).
 double held_at_rest(const std::vector<Pass>& passes, const BoundTerms& t) {
   const auto has = [&](Pass p) { return std::find(passes.begin(), passes.end(), p) != passes.end(); };
   const bool fwd = has(Pass::forward), bd = has(Pass::backward_data), bw = has(Pass::backward_weights);
   double held = 0;
   if (fwd || bw) held += static_cast<double>(t.in_used);  // In
-  if (fwd || bd) held += static_cast<double>(t.ker);      // Ker
-  if (fwd) held += static_cast<double>(t.out);            // Out
-  if (bd || bw) held += static_cast<double>(t.out);       // dOut
-  if (bd) held += static_cast<double>(t.in_used);         // dIn
-  if (bw) held += static_cast<double>(t.ker);             // dKer
+  if (fwd || bd) held += static_cast<double>(t.ker_used);  // Ker
+  if (fwd) held += static_cast<double>(t.out_made);        // Out
+  if (bd || bw) held += static_cast<double>(t.out_made);   // dOut
+  if (bd) held += static_cast<double>(t.in_used);          // dIn
+  if (bw) held += static_cast<double>(t.ker_used);         // dKer
   return held;
 }
 
@@ -133,7 +173,7 @@ double held_at_rest(const std::vector<Pass>& passes, const BoundTerms& t) {
 double step_bound(const ConvShape& shape, const BoundTerms& t, int64_t P, const std::vector<Pass>& passes) {
   const double p = static_cast<double>(P);
   const double V = static_cast<double>(t.macs) / p;
-  const double least = least_footprints(passes, V * V / static_cast<double>(t.rho()), floors(shape, t, V));
+  const double least = least_footprints(passes, V * V / static_cast<double>(t.rho()), floors(shape, t, V, p));
   return least - held_at_rest(passes, t) / p;
 }
 

@@ -24,6 +24,8 @@ struct BoundTerms {
   int64_t in_used = 0;  // input pixels that at least one output reads
   int64_t ker = 0;      // K*C/groups*R*S
   int64_t out = 0;      // N*K*Ho*Wo
+  int64_t ker_used = 0;  // weights of a tap that reads a real pixel for at least one output
+  int64_t out_made = 0;  // outputs with at least one tap on a real pixel
 
   int64_t rho() const { return rho_h * rho_w; }
 };
@@ -34,8 +36,9 @@ BoundTerms bound_terms(const ConvShape& shape);
 // do G/P multiply-adds and each hold 1/P of every tensor before and after the pass:
 //   max(0, least - (|In_used| + |Ker| + |Out|) / P),  V = G/P,
 // least the smallest sum of the three footprints with product >= V^2/rho, each at least its
-// floor (V/(Cg R S) outputs, V/(N Ho Wo) weights, V/(Kg rho) input pixels): 3 (V^2/rho)^(1/3)
-// where no floor binds (model/least_footprints.hpp). 0 for P = 1. Throws InputError when P < 1.
+// floor (V/(Cg R S) outputs, V/(N Ho Wo) weights, V/(Kg rho) input pixels, and no less than 1/P
+// of the elements some multiply-add touches): 3 (V^2/rho)^(1/3) where no floor binds
+// (model/least_footprints.hpp). 0 for P = 1. Throws InputError when P < 1.
 double words_lower_bound(const ConvShape& shape, int64_t P);
 
 // The share of pass `passes[index]` in the bound of a step that runs passes[0..] in order (a
