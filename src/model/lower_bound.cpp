@@ -40,9 +40,10 @@
 // Every In and Ker word a rank uses but does not hold must be received by it; every output it
 // makes a partial sum of but does not own must be received (a partial sum) by its owner. These
 // transfers are distinct, and the ranks hold at most |In_used|, |Ker_used|, |Out_made| words of
-// the three tensors' footprints between them (each element is held once), so with every rank doing V = G/P multiply-adds the words received,
-// summed over ranks, are at least P * least - (|In_used| + |Ker| + |Out|), least the smallest
-// sum of the footprints (3 (V^2/rho)^(1/3) where no floor binds).
+// the three tensors' footprints between them (each element is held once), so with every rank
+// doing V = G/P multiply-adds the words received, summed over ranks, are at least
+// P * least - (|In_used| + |Ker_used| + |Out_made|), least the smallest sum of the footprints
+// (3 (V^2/rho)^(1/3) where no floor binds).
 // Dividing by P gives the memory-independent bound on the average per rank.
 //
 // Backward passes: backward-data writes dIn (only read pixels get a non-zero gradient) from

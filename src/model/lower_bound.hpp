@@ -34,7 +34,7 @@ BoundTerms bound_terms(const ConvShape& shape);
 
 // Memory-independent bound on the average words received per rank, for P >= 1 ranks that each
 // do G/P multiply-adds and each hold 1/P of every tensor before and after the pass:
-//   max(0, least - (|In_used| + |Ker| + |Out|) / P),  V = G/P,
+//   max(0, least - (|In_used| + |Ker_used| + |Out_made|) / P),  V = G/P,
 // least the smallest sum of the three footprints with product >= V^2/rho, each at least its
 // floor (V/(Cg R S) outputs, V/(N Ho Wo) weights, V/(Kg rho) input pixels, and no less than 1/P
 // of the elements some multiply-add touches): 3 (V^2/rho)^(1/3) where no floor binds
