@@ -14,8 +14,9 @@
 // smpi_shared_malloc when all of these hold:
 //  - the simulated rank that makes it is inside a tensor collective: comm/collectives.cpp runs its
 //    all-gathers and reduce-scatters in sim::folding_temporaries, which calls
-//    convgrid_fold_simulator_temporaries(+1, send bytes, receive bytes) before and (-1, ...)
-//    after, a weak symbol of libconvgrid that only this library defines;
+//    convgrid_fold_simulator_temporaries(+1, send bytes, receive bytes) before and (-1, 0, 0)
+//    after (leaving the rank's innermost collective), a weak symbol of libconvgrid that only this
+//    library defines;
 //  - it is 64 KiB or more (src/sim/allocation.hpp's kFoldedBytes) and exactly the collective's
 //    send or receive bytes on this rank: the size of a temporary copy of the vector (the
 //    butterfly's, recursive halving's, a reduce's, a Bruck all-gather's);

@@ -34,7 +34,6 @@ class FoldedCollective {
 
  private:
   bool on_ = false;
-  size_t send_bytes_ = 0, recv_bytes_ = 0;
 };
 
 // Runs `mpi_call` (one MPI collective of tensor data, vectors of `send_bytes` and `recv_bytes` on
