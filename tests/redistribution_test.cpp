@@ -117,11 +117,11 @@ TEST(Redistribution, MatchesBruteForceOnAllGridPairs) {
   EXPECT_GT(checked, 500);
 }
 
-// Some pairs do move data (so the brute-force comparison above is not trivially all zeros), and
-// the same grid on both layers is not free in general (the In and Out distributions differ).
-// Input rows are split as the outputs are (LayerLayout), so between two 3x3 layers of one size on
-// one grid the rows stay; the channels stay too while Pc = 1 (the k-block's channels are the
-// next layer's input slices over its k-fibre), and move when both Pk and Pc split them.
+// The same grid on both layers is free where Out's and In's distributions agree, and not in
+// general (so the brute-force comparison above is not trivially all zeros). Input rows are split
+// as the outputs are (LayerLayout), so between two 3x3 layers of one size on one grid the rows
+// stay; the channels stay too while Pc = 1 (the k-block's channels are the next layer's input
+// slices over its k-fibre), and move when both Pk and Pc split them.
 TEST(Redistribution, SameGridMovesOnlyChannelsSplitBothWays) {
   const LayerPair& p = kPairs[0];
   for (const GridDims d : {GridDims{.Pn = 1, .Pk = 2, .Pc = 1, .Ph = 2, .Pw = 1},

@@ -66,10 +66,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <vector>
 
 #include "convgrid/error.hpp"
-#include "layout/range.hpp"
 #include "layout/read_pixels.hpp"
 #include "model/least_footprints.hpp"
 
@@ -79,38 +77,25 @@ namespace {
 int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
-// Pairs (output row h, tap r) with y = h*stride + r*dil - pad inside [0, in): for each tap the
-// valid h form one interval, pad - r*dil <= h*stride <= in - 1 + pad - r*dil.
-int64_t valid_pairs(int64_t in, int64_t out, int64_t taps, int64_t stride, int64_t dil,
-                    int64_t pad) {
-  int64_t pairs = 0;
-  for (int64_t r = 0; r < taps; ++r) {
-    const int64_t lo = std::max<int64_t>(0, ceil_div(pad - r * dil, stride));
-    const int64_t hi = std::min(out - 1, floor_div(in - 1 + pad - r * dil, stride));
-    pairs += std::max<int64_t>(0, hi - lo + 1);
-  }
-  return pairs;
-}
-
-// Output rows that read at least one real row, and taps that do for at least one output row:
-// each tap's valid rows form one interval (valid_pairs), and their union may have gaps (a large
-// dilation with large padding).
+// The real taps along one axis. For tap r the output rows h whose y = h*stride + r*dil - pad
+// lies inside [0, in) form one interval, pad - r*dil <= h*stride <= in - 1 + pad - r*dil, whose
+// ends never increase with r: pairs counts the (h, r) in them, outputs the rows in their union
+// (which may have gaps: a large dilation with large padding), taps the r whose interval is not
+// empty.
 struct RealLines {
-  int64_t outputs = 0, taps = 0;
+  int64_t pairs = 0, outputs = 0, taps = 0;
 };
 RealLines real_lines(int64_t in, int64_t out, int64_t taps, int64_t stride, int64_t dil, int64_t pad) {
-  std::vector<Range> valid;
-  for (int64_t r = 0; r < taps; ++r) {
+  RealLines lines;
+  int64_t covered = 0;  // the union's rows before this are counted
+  for (int64_t r = taps - 1; r >= 0; --r) {  // intervals in order of their first row
     const int64_t lo = std::max<int64_t>(0, ceil_div(pad - r * dil, stride));
-    const int64_t hi = std::min(out - 1, floor_div(in - 1 + pad - r * dil, stride));
-    if (hi >= lo) valid.push_back({lo, hi + 1});
-  }
-  std::ranges::sort(valid, {}, &Range::begin);
-  RealLines lines{0, static_cast<int64_t>(valid.size())};
-  int64_t covered = 0;  // rows before this are counted
-  for (const Range& v : valid) {
-    lines.outputs += std::max<int64_t>(0, v.end - std::max(v.begin, covered));
-    covered = std::max(covered, v.end);
+    const int64_t end = std::min(out, floor_div(in - 1 + pad - r * dil, stride) + 1);
+    if (end <= lo) continue;
+    lines.pairs += end - lo;
+    lines.outputs += std::max<int64_t>(0, end - std::max(lo, covered));
+    covered = std::max(covered, end);
+    ++lines.taps;
   }
   return lines;
 }
@@ -128,17 +113,16 @@ void require_ranks(int64_t P) {
 
 BoundTerms bound_terms(const ConvShape& s) {
   const ReadPixels read(s);
+  const RealLines h = real_lines(s.H, s.Ho(), s.R, s.stride_h, s.dil_h, s.pad_top);
+  const RealLines w = real_lines(s.W, s.Wo(), s.S, s.stride_w, s.dil_w, s.pad_left);
   BoundTerms t;
   // Each factor is at most its counterpart in s.macs(), which validate() keeps within 64 bits.
-  t.macs = s.N * s.K * s.Cg() * valid_pairs(s.H, s.Ho(), s.R, s.stride_h, s.dil_h, s.pad_top) *
-           valid_pairs(s.W, s.Wo(), s.S, s.stride_w, s.dil_w, s.pad_left);
+  t.macs = s.N * s.K * s.Cg() * h.pairs * w.pairs;
   t.rho_h = taps_per_pixel(s.R, s.stride_h, s.dil_h);
   t.rho_w = taps_per_pixel(s.S, s.stride_w, s.dil_w);
   t.in_used = s.N * s.C * read.rows_in({0, s.H}) * read.cols_in({0, s.W});
   t.ker = s.weight_elems();
   t.out = s.output_elems();
-  const RealLines h = real_lines(s.H, s.Ho(), s.R, s.stride_h, s.dil_h, s.pad_top);
-  const RealLines w = real_lines(s.W, s.Wo(), s.S, s.stride_w, s.dil_w, s.pad_left);
   t.ker_used = s.K * s.Cg() * h.taps * w.taps;
   t.out_made = s.N * s.K * h.outputs * w.outputs;
   return t;
