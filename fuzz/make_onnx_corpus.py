@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Writes the seed corpus of the ONNX importer's harness (fuzz/corpus/onnx_model/): the tiny
-residual network of tests/data/onnx and two small models built with ONNX's helpers, between them
+residual network and the tiny Inception of tests/data/onnx (torch's exports of nn.ZeroPad2d and
+x.view(x.size(0), -1): shape values) and four small models built with ONNX's helpers, between them
 every operator the importer maps (Conv with groups and asymmetric pads, Clip as ReLU6, an Add read
-twice, BatchNormalization, pooling, Flatten, Gemm, MatMul + Add, Reshape, Softmax, Concat, Pad). Needs
+twice, BatchNormalization, pooling, Flatten, Gemm, MatMul + Add, Reshape, Softmax, Concat, Pads of
+zeros removed or folded into a Conv or AveragePool, ReduceMean). Needs
 python3-onnx (scripts/setup.sh --with-torch); run it again after the importer's formats change."""
 import os
 import shutil
@@ -95,9 +97,29 @@ def joins():
     save("joins", nodes, inits, [3, 6, 6], "p")
 
 
+def padded():
+    """Pads of zeros folded into a Conv (bottom and right only) and, one Pad after another, into an
+    AveragePool; a ReduceMean over rows and columns; Gemm."""
+    nodes = [
+        helper.make_node("Pad", ["x", "after"], ["q1"], name="pad1"),
+        helper.make_node("Conv", ["q1", "w0"], ["c1"], name="conv", strides=[2, 2]),
+        helper.make_node("Pad", ["c1", "before"], ["q2"], name="pad2"),
+        helper.make_node("Pad", ["q2", "after"], ["q3"], name="pad3"),
+        helper.make_node("AveragePool", ["q3"], ["a"], name="avg", kernel_shape=[3, 3]),
+        helper.make_node("ReduceMean", ["a"], ["m"], name="mean", axes=[2, 3], keepdims=0),
+        helper.make_node("Gemm", ["m", "w1", "b1"], ["y"], name="fc", transB=1),
+    ]
+    inits = [helper.make_tensor("after", TensorProto.INT64, [8], [0, 0, 0, 0, 0, 0, 1, 1]),
+             helper.make_tensor("before", TensorProto.INT64, [8], [0, 0, 1, 1, 0, 0, 0, 0]),
+             init("w0", 4, 3, 3, 3), init("w1", 5, 4), init("b1", 5)]
+    save("padded", nodes, inits, [3, 7, 7], "y")
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
-    shutil.copy(os.path.join(os.path.dirname(HERE), "tests", "data", "onnx", "tiny_resnet.onnx"), OUT)
+    for model in ("tiny_resnet.onnx", "tiny_inception.onnx"):
+        shutil.copy(os.path.join(os.path.dirname(HERE), "tests", "data", "onnx", model), OUT)
     mobile_block()
     plain_net()
     joins()
+    padded()

@@ -286,6 +286,115 @@ TEST_F(OnnxImportTest, DenseConcatsReadTheirPredecessorAndZeroPadsAreRemoved) {
   EXPECT_EQ(net.producer(net.layers().size() - 1), net.find("cat3"));
 }
 
+// A Pad of zeros is padding for the Conv or AveragePool reading it (torch exports avg_pool2d's
+// padding and nn.ZeroPad2d as a Pad): added to a convolution's own pads, asymmetric ones too,
+// and before its auto_pad, which sees the padded extent; an average pooling counts the zeros
+// (convgrid's avg_pool divides by the window, padding included). Pads of pads add up, the pads
+// may be an attribute (opset 2), and two readers fold one Pad each.
+TEST_F(OnnxImportTest, ZeroPadsFoldIntoTheConvolutionOrAveragePoolingReadingThem) {
+  ModelBuilder b({2, 10, 10});
+  b.init_int64("bottom_right", {0, 0, 0, 0, 0, 0, 1, 1});
+  b.node("Pad", {"x", "bottom_right"}, "p1");
+  auto& c1 = b.conv("c1", "p1", 2, 4, 3, 3);  // 11 x 11, own pads top 1: 12 x 11 -> 5 x 5
+  ints(c1, "strides", {2, 2});
+  ints(c1, "pads", {1, 0, 0, 0});
+  b.init_int64("top_left", {0, 0, 1, 1, 0, 0, 0, 0});
+  b.node("Pad", {"c1", "top_left"}, "p2");
+  b.node("Pad", {"p2", "bottom_right"}, "p3");  // a row and a column each side of the 5 x 5
+  b.init_int64("nothing", {0, 0, 0, 0, 0, 0, 0, 0});
+  b.node("Pad", {"p3", "nothing"}, "p3_same");  // the identity on a padded tensor
+  auto& c2 = b.conv("c2", "p3_same", 4, 4, 3, 3);  // auto_pad on 7 x 7: 7 -> 4, pads 1 and 1
+  ints(c2, "strides", {2, 2});
+  text(c2, "auto_pad", "SAME_UPPER");
+  b.init_int64("around", {0, 0, 1, 1, 0, 0, 1, 1});
+  b.node("Pad", {"c2", "around"}, "p4");
+  ints(b.node("AveragePool", {"p4"}, "ap"), "kernel_shape", {3, 3});  // count_include_pad=0
+  auto& ap2 = b.node("AveragePool", {"p4"}, "ap2");  // a second reader, its own pads too
+  ints(ap2, "kernel_shape", {5, 5});
+  ints(ap2, "pads", {1, 1, 1, 1});
+  integer(ap2, "count_include_pad", 1);
+  integer(b.node("Concat", {"ap", "ap2"}, "cat"), "axis", 1);
+  const Network net = import_onnx(b.save(path("m.onnx"), "cat")).network;
+  const Layer& l1 = net.layers()[*net.find("c1")];
+  EXPECT_EQ(Ints({l1.conv.pad_top, l1.conv.pad_left, l1.conv.pad_bottom, l1.conv.pad_right}),
+            Ints({1, 0, 1, 1}));
+  EXPECT_EQ(l1.out, (Activation{4, 5, 5}));
+  const Layer& l2 = net.layers()[*net.find("c2")];
+  EXPECT_EQ(Ints({l2.conv.pad_top, l2.conv.pad_left, l2.conv.pad_bottom, l2.conv.pad_right}),
+            Ints({2, 2, 2, 2}));
+  EXPECT_EQ(l2.in, (Activation{4, 5, 5}));
+  EXPECT_EQ(l2.out, (Activation{4, 4, 4}));  // ceil(7 / 2)
+  const Layer& ap = net.layers()[*net.find("ap")];
+  EXPECT_EQ(ap.kind, LayerKind::avg_pool);
+  EXPECT_EQ(ap.pool, (PoolParams{3, 3, 1, 1, 1, 1}));
+  EXPECT_EQ(net.producer(*net.find("ap")), net.find("c2"));
+  EXPECT_EQ(net.layers()[*net.find("ap2")].pool, (PoolParams{5, 5, 1, 1, 2, 2}));
+  EXPECT_EQ(net.layers()[*net.find("cat")].out, (Activation{8, 4, 4}));
+  EXPECT_EQ(net.producer(*net.find("ap2")), net.find("c2"));
+
+  ModelBuilder old({2, 6, 6});  // opset 2: the pads are an attribute
+  old.set_opset(2);
+  ints(old.node("Pad", {"x"}, "p"), "pads", {0, 0, 1, 1, 0, 0, 1, 1});
+  old.conv("c", "p", 2, 4, 3, 3);
+  const Layer c = import_onnx(old.save(path("old.onnx"), "c")).network.layers()[0];
+  EXPECT_EQ(Ints({c.conv.pad_top, c.conv.pad_left, c.conv.pad_bottom, c.conv.pad_right}),
+            Ints({1, 1, 1, 1}));
+}
+
+// ReduceMean over rows and columns (torch's x.mean([2, 3]), MNASNet's) is a global average
+// pooling, with keepdims 0 or 1 and the axes an attribute or (opset 18) an input, negative or not.
+TEST_F(OnnxImportTest, MeanOverRowsAndColumnsIsGlobalAveragePooling) {
+  ModelBuilder b({2, 5, 5});
+  b.conv("c", "x", 2, 4, 3, 3);
+  auto& rm = b.node("ReduceMean", {"c"}, "rm");
+  ints(rm, "axes", {3, 2});
+  integer(rm, "keepdims", 0);
+  b.init("fc.w", {10, 4});
+  integer(b.node("Gemm", {"rm", "fc.w"}, "fc"), "transB", 1);
+  const Network net = import_onnx(b.save(path("m.onnx"), "fc")).network;
+  ASSERT_GE(net.layers().size(), 3u);
+  EXPECT_EQ(net.layers()[1].kind, LayerKind::global_avg_pool);
+  EXPECT_EQ(net.layers()[1].name, "rm");
+  EXPECT_EQ(net.layers()[1].out, (Activation{4, 1, 1}));
+  EXPECT_EQ(net.layers()[2].kind, LayerKind::fully_connected);
+
+  ModelBuilder b18({2, 5, 5});
+  b18.set_opset(18);
+  b18.init_int64("axes", {-1, -2});
+  b18.node("ReduceMean", {"x", "axes"}, "rm");
+  const Network net18 = import_onnx(b18.save(path("m18.onnx"), "rm")).network;
+  EXPECT_EQ(net18.layers()[0].kind, LayerKind::global_avg_pool);
+  EXPECT_EQ(net18.layers()[0].out, (Activation{2, 1, 1}));
+}
+
+// x.view(x.size(0), -1) is a Reshape by [N, -1], computed from the activation's Shape: a flatten.
+// A Shape of the flattened tensor is [N, C*H*W], and reshaping by it again is a flatten too.
+TEST_F(OnnxImportTest, ReshapesByComputedShapesAreFlattens) {
+  ModelBuilder b({2, 5, 5});
+  b.conv("c", "x", 2, 4, 3, 3);
+  b.node("Shape", {"c"}, "shape");
+  b.init_int64("zero", {0});
+  b.init_int64("one", {1});
+  b.init_int64("minus_one", {-1});
+  b.node("Gather", {"shape", "zero"}, "n");
+  integer(b.node("Concat", {"n", "minus_one"}, "view"), "axis", 0);
+  b.node("Reshape", {"c", "view"}, "flat");
+  b.node("Shape", {"flat"}, "flat_shape");
+  b.node("Gather", {"flat_shape", "zero"}, "n2");
+  b.node("Gather", {"flat_shape", "one"}, "f");
+  integer(b.node("Concat", {"n2", "f"}, "same"), "axis", 0);
+  b.node("Reshape", {"flat", "same"}, "again");
+  b.init("fc.w", {10, 36});
+  integer(b.node("Gemm", {"again", "fc.w"}, "fc"), "transB", 1);
+  const Network net = import_onnx(b.save(path("m.onnx"), "fc")).network;
+  ASSERT_EQ(net.layers().size(), 5u);  // conv, two flattens, fc, the loss
+  EXPECT_EQ(net.layers()[1].kind, LayerKind::flatten);
+  EXPECT_EQ(net.layers()[1].name, "flat");
+  EXPECT_EQ(net.layers()[2].kind, LayerKind::flatten);
+  EXPECT_EQ(net.layers()[2].out, (Activation{36, 1, 1}));
+  EXPECT_EQ(net.layers()[3].kind, LayerKind::fully_connected);
+}
+
 // Clip [0, 6] is relu6 and Clip [0, inf) relu, whether the bounds are attributes (opset 6) or
 // inputs (opset 11 on: initializers or Constant nodes; an empty name is an absent bound).
 TEST_F(OnnxImportTest, ClipIsRelu6OrRelu) {
@@ -405,14 +514,120 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
        },
        {"node 'cat' (Concat): its input 1 is the graph input 'x', which in convgrid only the first "
         "layer may read"}},
-      {"pad",
+      {"pad as the output",
        [](ModelBuilder& b) {
          b.init_int64("p", {0, 0, 1, 1, 0, 0, 1, 1});
          b.node("Pad", {"x", "p"}, "padded");
          return "padded";
        },
-       {"node 'padded' (Pad): pads=[0,0,1,1,0,0,1,1] are not supported (only a Pad of zeros, the "
-        "identity; a convolution's or pooling's own pads are)"}},
+       {"the graph output 'padded' is a Pad of zeros, which convgrid folds only into a Conv or an "
+        "AveragePool reading it"}},
+      {"pad read by a max pooling",
+       [](ModelBuilder& b) {
+         b.init_int64("p", {0, 0, 1, 1, 0, 0, 1, 1});
+         b.node("Pad", {"x", "p"}, "padded");
+         ints(b.node("MaxPool", {"padded"}, "mp"), "kernel_shape", {3, 3});
+         return "mp";
+       },
+       {"node 'mp' (MaxPool): its input 'padded' is a Pad of zeros, which convgrid folds only into "
+        "a Conv or an AveragePool reading it"}},
+      {"pad read by a relu",
+       [](ModelBuilder& b) {
+         b.init_int64("p", {0, 0, 1, 1, 0, 0, 1, 1});
+         b.node("Pad", {"x", "p"}, "padded");
+         b.node("Relu", {"padded"}, "r");
+         return "r";
+       },
+       {"node 'r' (Relu): its input 'padded' is a Pad of zeros"}},
+      {"pad of channels",
+       [](ModelBuilder& b) {
+         b.init_int64("p", {0, 1, 0, 0, 0, 0, 0, 0});
+         b.node("Pad", {"x", "p"}, "padded");
+         return "padded";
+       },
+       {"node 'padded' (Pad): pads=[0,1,0,0,0,0,0,0] are not supported (only zeros before and "
+        "after rows and columns)"}},
+      {"negative pad",
+       [](ModelBuilder& b) {
+         b.init_int64("p", {0, 0, -1, 0, 0, 0, 0, 0});
+         b.node("Pad", {"x", "p"}, "padded");
+         return "padded";
+       },
+       {"node 'padded' (Pad): pads=[0,0,-1,0,0,0,0,0] are not supported"}},
+      {"reflecting pad",
+       [](ModelBuilder& b) {
+         b.init_int64("p", {0, 0, 1, 1, 0, 0, 1, 1});
+         text(b.node("Pad", {"x", "p"}, "padded"), "mode", "reflect");
+         return "padded";
+       },
+       {"node 'padded' (Pad): mode=reflect is not supported (only constant zeros)"}},
+      {"pad of ones",
+       [](ModelBuilder& b) {
+         b.init_int64("p", {0, 0, 1, 1, 0, 0, 1, 1});
+         b.init_scalar("one", 1);
+         b.node("Pad", {"x", "p", "one"}, "padded");
+         return "padded";
+       },
+       {"node 'padded' (Pad): constant_value 'one' is not 0 (only a Pad of zeros is supported)"}},
+      {"asymmetric pad before an average pooling",
+       [](ModelBuilder& b) {
+         b.init_int64("p", {0, 0, 0, 0, 0, 0, 1, 1});
+         b.node("Pad", {"x", "p"}, "padded");
+         ints(b.node("AveragePool", {"padded"}, "ap"), "kernel_shape", {2, 2});
+         return "ap";
+       },
+       {"node 'ap' (AveragePool): its input 'padded' is padded with zeros [0,0,1,1] (top, left, "
+        "bottom, right), asymmetric; convgrid pools with the same padding on both sides"}},
+      {"shape value as an activation",
+       [](ModelBuilder& b) {
+         b.node("Shape", {"x"}, "s");
+         b.node("Relu", {"s"}, "r");
+         return "r";
+       },
+       {"node 'r' (Relu): its input 's' is a shape value (integers computed from shapes and "
+        "constants), not an activation"}},
+      {"reshape by twice the batch",
+       [](ModelBuilder& b) {
+         b.node("Shape", {"x"}, "s");
+         b.init_int64("zero", {0});
+         b.init_int64("two", {2});
+         b.init_int64("minus_one", {-1});
+         b.node("Gather", {"s", "zero"}, "n");
+         b.node("Mul", {"n", "two"}, "n2");
+         integer(b.node("Concat", {"n2", "minus_one"}, "view"), "axis", 0);
+         b.node("Reshape", {"x", "view"}, "rs");
+         return "rs";
+       },
+       {"node 'rs' (Reshape): shape [2*N,-1] is not supported: only a Reshape of N x 2x7x7 to "
+        "[N, 98] (flatten)"}},
+      {"pads by the batch",
+       [](ModelBuilder& b) {
+         b.node("Shape", {"x"}, "s");
+         b.node("Concat", {"s", "s"}, "pads");
+         b.node("Pad", {"x", "pads"}, "padded");
+         return "padded";
+       },
+       {"node 'padded' (Pad): its pads 'pads' is [N,2,7,7,N,2,7,7], which depends on the batch N"}},
+      {"shape arithmetic",
+       [](ModelBuilder& b) {
+         b.node("Shape", {"x"}, "s");
+         b.node("Mul", {"s", "s"}, "sq");
+         return "sq";
+       },
+       {"node 'sq' (Mul): N * N is not N times a number"}},
+      {"mean over channels",
+       [](ModelBuilder& b) {
+         ints(b.node("ReduceMean", {"x"}, "rm"), "axes", {1});
+         return "rm";
+       },
+       {"node 'rm' (ReduceMean): axes=[1] are not supported (only 2,3: the mean over rows and "
+        "columns)"}},
+      {"mean over everything",
+       [](ModelBuilder& b) {
+         b.node("ReduceMean", {"x"}, "rm");
+         return "rm";
+       },
+       {"node 'rm' (ReduceMean): axes=[] are not supported"}},
       {"concat along rows",
        [](ModelBuilder& b) {
          b.conv("c0", "x", 2, 2, 1, 1);

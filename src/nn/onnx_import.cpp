@@ -1,6 +1,7 @@
 // The walk over an ONNX graph: each node, in order, becomes a layer of the network (or an alias,
-// or a pending Add that the Add's one reader takes as its residual), with every refusal naming
-// the node.
+// a pending Add that the Add's one reader takes as its residual, a pending Pad of zeros that the
+// Conv or AveragePool reading it takes as padding, or a shape value: integers computed from
+// shapes and constants, nn/onnx_shape_values.hpp), with every refusal naming the node.
 #include "nn/onnx_import.hpp"
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "nn/onnx_clip.hpp"
 #include "nn/onnx_model.hpp"
 #include "nn/onnx_pool.hpp"
+#include "nn/onnx_shape_values.hpp"
 #include "nn/onnx_shapes.hpp"
 
 namespace convgrid {
@@ -62,6 +64,7 @@ class Importer {
         constants_(initializers(graph_)),
         net_(std::filesystem::path(path).stem().string(), input_shape(shape)) {
     for (const auto& node : graph_.node()) {
+      if (node.op_type() == "Shape") continue;  // reads no values: an Add it reads may stay pending
       for (const auto& in : node.input()) {
         ++readers_[in];
         if (std::ranges::find(kPassesOn, node.op_type()) != std::end(kPassesOn))
@@ -122,6 +125,14 @@ class Importer {
     std::optional<Source> shortcut;
   };
   Read read(const std::string& tensor) const {
+    if (values_.contains(tensor)) {
+      refuse(fmt::format("its input '{}' is a shape value (integers computed from shapes and "
+                         "constants), not an activation", tensor));
+    }
+    if (pads_.contains(tensor)) {
+      refuse(fmt::format("its input '{}' is a Pad of zeros, which convgrid folds only into a Conv or "
+                         "an AveragePool reading it", tensor));
+    }
     if (tensor == input_name_) return {Source{}, std::nullopt};
     if (auto it = sources_.find(tensor); it != sources_.end()) return {it->second, std::nullopt};
     if (auto it = adds_.find(tensor); it != adds_.end())
@@ -174,6 +185,11 @@ class Importer {
     const std::string name = layer_name(node, index);
     if (op == "Constant") return constant_node(node);
     if (node.input_size() == 0 || node.output_size() == 0) refuse("it has no input or no output");
+    if (computes_shape_value(node, std::bind_front(&Importer::shape_value, this))) {
+      values_[node.output(0)] = evaluate_shape_node(node, std::bind_front(&Importer::shape_value, this),
+                                                    std::bind_front(&Importer::onnx_shape, this));
+      return;
+    }
     if (op == "Identity" || op == "Dropout") {
       check_extra_outputs_unread(node);
       return alias(node.output(0), read(node.input(0)).main);  // an Add it reads is a layer
@@ -193,7 +209,7 @@ class Importer {
       const int64_t axis = int_attribute(node, "axis", 1);
       if (axis != 1) refuse(fmt::format("axis={} is not supported (only 1: N x C*H*W)", axis));
       add(Layer(LayerKind::flatten, name), node);
-      return;
+      return mark_flat();
     }
     if (op == "Reshape") return reshape(node, name);
     if (op == "Softmax" || op == "LogSoftmax") return softmax(node, name);
@@ -203,8 +219,54 @@ class Importer {
     }
     if (op == "Concat") return concat(node, name);
     if (op == "Pad") return zero_pad(node);
+    if (op == "ReduceMean") return reduce_mean(node, name);
     refuse(fmt::format("the operator {} is not supported", op));
   }
+
+  // The shape value a tensor holds (computed by an earlier node, or an INT64 constant); none for
+  // an activation or a float constant.
+  std::optional<ShapeValue> shape_value(const std::string& tensor) const {
+    if (auto it = values_.find(tensor); it != values_.end()) return it->second;
+    auto it = constants_.find(tensor);
+    if (it != constants_.end() && it->second->data_type() == onnx::TensorProto::INT64)
+      return shape_value_of_constant(*it->second);
+    return std::nullopt;
+  }
+
+  // The integers of input `tensor` in role `role` (a Reshape's shape, a Pad's pads): a constant
+  // or a shape value.
+  ShapeValue integers(const std::string& tensor, const char* role) const {
+    auto v = shape_value(tensor);
+    if (!v) {
+      refuse(fmt::format("its {} '{}' is not a constant (initializer) or integers computed from "
+                         "shapes and constants", role, tensor));
+    }
+    return *v;
+  }
+
+  // What ONNX's Shape gives for a tensor: a constant's extents; an activation's [N, C, H, W], or
+  // [N, C*H*W] where the graph flattened it (a flatten, fully connected or softmax layer, or a
+  // ReduceMean without its kept dimensions).
+  ShapeValue onnx_shape(const std::string& tensor) const {
+    ShapeValue v;
+    if (auto it = constants_.find(tensor); it != constants_.end()) {
+      for (int64_t d : tensor_dims(*it->second)) v.values.push_back({d, false});
+    } else {
+      const std::optional<size_t> layer = read(tensor).main.layer;
+      const Activation a = layer ? net_.layers()[*layer].out : net_.input();
+      v.values.push_back({1, true});
+      if (layer && flat_layers_.contains(*layer)) {
+        v.values.push_back({a.C * a.H * a.W, false});
+      } else {
+        for (int64_t d : {a.C, a.H, a.W}) v.values.push_back({d, false});
+      }
+    }
+    v.dims = {static_cast<int64_t>(v.values.size())};
+    return v;
+  }
+
+  // The layer just added is 2-D in the graph (N x features).
+  void mark_flat() { flat_layers_.insert(net_.layers().size() - 1); }
 
   void constant_node(const onnx::NodeProto& node) {
     const auto* value = find_attribute(node, "value");
@@ -221,7 +283,8 @@ class Importer {
       refuse(fmt::format(
           "weight '{}' has {} dimensions; only 2-D convolutions (K x C x R x S) are supported",
           w.name(), wd.size()));
-    const Activation in = activation_of(node.input(0));
+    const Padded data = unpadded(node.input(0));
+    const Activation in = activation_of(data.tensor);
     if (group < 1 || in.C % group != 0 || wd[0] % group != 0)
       refuse(fmt::format("group={} does not divide the input's C={} and the weight's K={}", group, in.C, wd[0]));
     if (wd[1] * group != in.C)
@@ -241,11 +304,13 @@ class Importer {
     const Ints dil = ints_attribute(node, "dilations", {1, 1});
     std::tie(c.stride_h, c.stride_w) = std::pair(stride[0], stride[1]);
     std::tie(c.dil_h, c.dil_w) = std::pair(dil[0], dil[1]);
-    const Ints pads = conv_pads(node, {in.H, in.W}, {c.R, c.S}, stride, dil);
-    c.pad_top = pads[0];
-    c.pad_left = pads[1];
-    c.pad_bottom = pads[2];
-    c.pad_right = pads[3];
+    const Ints& zeros = data.pads;  // a Pad's, before the convolution's own (on the padded input)
+    const Ints pads = conv_pads(node, {in.H + zeros[0] + zeros[2], in.W + zeros[1] + zeros[3]},
+                                {c.R, c.S}, stride, dil);
+    c.pad_top = zeros[0] + pads[0];
+    c.pad_left = zeros[1] + pads[1];
+    c.pad_bottom = zeros[2] + pads[2];
+    c.pad_right = zeros[3] + pads[3];
     OnnxParams p;
     p.weight = w.name();
     if (node.input_size() >= 3 && !node.input(2).empty()) {
@@ -255,7 +320,7 @@ class Importer {
       c.bias = true;
       p.bias = b.name();
     }
-    params_[add(std::move(l), node).name] = p;
+    params_[add(std::move(l), read(data.tensor), node.output(0)).name] = p;
   }
 
   void fully_connected(const onnx::NodeProto& node, const std::string& name, int index) {
@@ -303,6 +368,7 @@ class Importer {
       p.bias = b.name();
     }
     const std::string layer = add(std::move(l), node).name;
+    mark_flat();
     params_[layer] = p;
     alias(*out, Source{net_.layers().size() - 1});
   }
@@ -379,18 +445,64 @@ class Importer {
     concats_[node.output(0)] = inputs;
   }
 
-  // A Pad that pads nothing (torch exports one before DenseNet's AveragePool): the identity. The
-  // pads are an attribute (opset < 11) or a constant input.
+  // A Pad of zeros: the identity where it pads nothing (torch exports one before DenseNet's
+  // AveragePool), otherwise rows and columns of zeros that the Conv or AveragePool reading it
+  // takes as its own padding (torch exports avg_pool2d's padding, and nn.ZeroPad2d, this way).
+  // The pads are an attribute (opset < 11) or a constant input, [N, C, H, W] begins then ends.
   void zero_pad(const onnx::NodeProto& node) {
+    const std::string mode = string_attribute(node, "mode", "constant");
+    if (mode != "constant") refuse(fmt::format("mode={} is not supported (only constant zeros)", mode));
+    if (node.input_size() >= 3 && !node.input(2).empty()) {
+      const std::vector<float> value = float_values(constant(node.input(2), "constant_value"));
+      if (value.size() != 1 || value[0] != 0.0f)
+        refuse(fmt::format("constant_value '{}' is not 0 (only a Pad of zeros is supported)", node.input(2)));
+    }
+    if (node.input_size() >= 4 && !node.input(3).empty()) refuse("its axes input is not supported");
     const Ints pads = node.input_size() >= 2 && !node.input(1).empty()
-                          ? int64_values(constant(node.input(1), "pads"))
-                          : ints_attribute(node, "pads", {});
-    if (std::ranges::any_of(pads, [](int64_t p) { return p != 0; })) {
-      refuse(fmt::format("pads=[{}] are not supported (only a Pad of zeros, the identity; a "
-                         "convolution's or pooling's own pads are)",
+                          ? known_values(integers(node.input(1), "pads"), fmt::format("its pads '{}'", node.input(1)))
+                          : ints_attribute(node, "pads").value_or(Ints{});
+    if (std::ranges::all_of(pads, [](int64_t p) { return p == 0; })) {
+      if (pads_.contains(node.input(0))) return void(pads_[node.output(0)] = pads_.at(node.input(0)));
+      return alias(node.output(0), read(node.input(0)).main);  // an Add it reads is a layer
+    }
+    const bool rows_and_columns = pads.size() == 8 && pads[0] == 0 && pads[1] == 0 &&
+                                  pads[4] == 0 && pads[5] == 0;
+    if (!rows_and_columns || std::ranges::any_of(pads, [](int64_t p) { return p < 0; })) {
+      refuse(fmt::format("pads=[{}] are not supported (only zeros before and after rows and columns)",
                          fmt::join(pads, ",")));
     }
-    alias(node.output(0), read(node.input(0)).main);  // an Add it reads is a layer
+    Padded padded = unpadded(node.input(0));  // a Pad of a Pad adds up
+    read(padded.tensor);  // refuses an input that is no activation now, naming this node
+    const Ints hw = {pads[2], pads[3], pads[6], pads[7]};
+    for (size_t i = 0; i < hw.size(); ++i) padded.pads[i] += hw[i];
+    pads_[node.output(0)] = padded;
+  }
+
+  // The tensor a node reads and the rows and columns of zeros (top, left, bottom, right) that
+  // pending Pads add to it; an activation of its own has none.
+  struct Padded {
+    std::string tensor;
+    Ints pads{0, 0, 0, 0};
+  };
+  Padded unpadded(const std::string& tensor) const {
+    auto it = pads_.find(tensor);
+    return it == pads_.end() ? Padded{tensor} : it->second;
+  }
+
+  // ReduceMean over rows and columns (torch's x.mean([2, 3]), MNASNet's last pooling): a global
+  // average pooling, whose N x C x 1 x 1 output is also the N x C of keepdims=0.
+  void reduce_mean(const onnx::NodeProto& node, const std::string& name) {
+    const Ints given = node.input_size() >= 2 && !node.input(1).empty()
+                           ? known_values(integers(node.input(1), "axes"), fmt::format("its axes '{}'", node.input(1)))
+                           : ints_attribute(node, "axes").value_or(Ints{});
+    Ints axes = given;
+    for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+    std::ranges::sort(axes);
+    if (axes != Ints{2, 3})
+      refuse(fmt::format("axes=[{}] are not supported (only 2,3: the mean over rows and columns)",
+                         fmt::join(given, ",")));
+    add(Layer(LayerKind::global_avg_pool, name), node);
+    if (int_attribute(node, "keepdims", 1) == 0) mark_flat();
   }
 
   void batch_norm(const onnx::NodeProto& node, const std::string& name) {
@@ -416,6 +528,8 @@ class Importer {
       add(Layer(LayerKind::global_avg_pool, name), node);
       return;
     }
+    const Padded data = unpadded(node.input(0));
+    if (data.pads != Ints{0, 0, 0, 0}) return padded_average_pool(node, name, data);
     const auto pool = onnx_pool_params(node);
     if (!pool) {  // the identity
       if (adds_.contains(node.input(0)))
@@ -427,9 +541,30 @@ class Importer {
     add(std::move(l), node);
   }
 
+  // An AveragePool of a Pad of zeros: the zeros are input the window averages over, which is
+  // convgrid's avg_pool with that padding (it divides by the window, padding included).
+  void padded_average_pool(const onnx::NodeProto& node, const std::string& name, const Padded& data) {
+    if (node.op_type() != "AveragePool") read(node.input(0));  // refuses, naming the Pad
+    const Ints& z = data.pads;
+    if (z[0] != z[2] || z[1] != z[3]) {
+      refuse(fmt::format("its input '{}' is padded with zeros [{}] (top, left, bottom, right), "
+                         "asymmetric; convgrid pools with the same padding on both sides",
+                         node.input(0), fmt::join(z, ",")));
+    }
+    PoolParams p = onnx_pool_params(node).value_or(PoolParams{});
+    p.pad_h += z[0];
+    p.pad_w += z[1];
+    Layer l(LayerKind::avg_pool, name);
+    l.pool = p;
+    add(std::move(l), read(data.tensor), node.output(0));
+  }
+
   void reshape(const onnx::NodeProto& node, const std::string& name) {
     if (node.input_size() != 2) refuse("it has no shape input");
-    const Ints shape = int64_values(constant(node.input(1), "shape"));
+    // The batch N itself (x.view(x.size(0), -1)) keeps the batch, as 0 does.
+    const ShapeValue given = integers(node.input(1), "shape");
+    Ints shape;
+    for (const ShapeElement& e : given.values) shape.push_back(e.batch ? (e.value == 1 ? 0 : -2) : e.value);
     const Activation in = activation_of(node.input(0));
     const int64_t F = in.C * in.H * in.W;
     const bool batch_ok = shape.size() == 2 && (shape[0] == 0 || shape[0] == -1 || shape[0] > 0);
@@ -438,10 +573,11 @@ class Importer {
         (shape[1] == F || (shape[1] == -1 && shape[0] <= 0) || (shape[1] == 0 && F == in.C));
     if (!batch_ok || !features_ok) {
       refuse(
-          fmt::format("shape [{}] is not supported: only a Reshape of N x {} to [N, {}] (flatten)",
-                      fmt::join(shape, ","), in.to_string(), F));
+          fmt::format("shape {} is not supported: only a Reshape of N x {} to [N, {}] (flatten)",
+                      to_string(given), in.to_string(), F));
     }
     add(Layer(LayerKind::flatten, name), node);
+    mark_flat();
   }
 
   void softmax(const onnx::NodeProto& node, const std::string& name) {
@@ -450,6 +586,7 @@ class Importer {
     if (!graph_output)
       refuse("it is not the graph's output (convgrid's softmax_xent is the loss, last)");
     add(Layer(LayerKind::softmax_xent, name), node);
+    mark_flat();
   }
 
   // The per-sample shape of an activation tensor (the graph input or a layer's output).
@@ -464,6 +601,10 @@ class Importer {
       fail(fmt::format("the graph has {} outputs; a convgrid network has one",
                        graph_.output_size()));
     const std::string& out = graph_.output(0).name();
+    if (pads_.contains(out)) {
+      fail(fmt::format("the graph output '{}' is a Pad of zeros, which convgrid folds only into a "
+                       "Conv or an AveragePool reading it", out));
+    }
     auto it = sources_.find(out);
     if (net_.layers().empty() || it == sources_.end() ||
         it->second.layer != net_.layers().size() - 1) {
@@ -487,6 +628,9 @@ class Importer {
   std::map<std::string, Source> sources_;
   std::map<std::string, std::vector<std::string>> concats_;  // a concat layer's output -> its inputs
   std::map<std::string, PendingAdd> adds_;
+  std::map<std::string, Padded> pads_;  // a Pad's output -> what it pads, and by how much
+  std::map<std::string, ShapeValue> values_;  // the shape values nodes computed
+  std::set<size_t> flat_layers_;              // layers whose output the graph holds as N x F
   std::set<int> skip_;  // nodes folded into an earlier one (a MatMul's bias Add)
   std::map<std::string, OnnxParams> params_;
 };

@@ -8,8 +8,11 @@
 #    1e-4 relative, on 1 and 2 ranks; and so do tiny_mobilenet's (depthwise convolutions, ReLU6,
 #    add layers), the 2 ranks splitting every layer's rows where it fits (redistributions, halos),
 #    tiny_densenet's (DenseNet's concats, a Pad of zeros) and tiny_googlenet's (Inception's
-#    concats, ceil-mode max pooling), the 2 ranks splitting channels (Pk = 2: the concats' joined
-#    placements are channel blocks) or rows; each at the learning rate its losses file gives;
+#    concats, ceil-mode max pooling) and tiny_inception's (nn.ZeroPad2d before a strided
+#    convolution and InceptionA's avg_pool2d with padding: Pads of zeros, the first with its pads
+#    computed from constants; x.mean([2, 3]); x.view(x.size(0), -1): a Reshape by a computed
+#    shape), the 2 ranks splitting channels (Pk = 2: the concats' joined placements are channel
+#    blocks) or rows (the padded layers' halos); each at the learning rate its losses file gives;
 #  - export --onnx: the checkpoint of step 2 (tiny_resnet, one rank) written into a copy of the
 #    model. Read with a small protobuf decoder (Python's standard library): every parameter
 #    initializer holds raw_data equal byte for byte to the array of `export --out` for its
@@ -44,7 +47,8 @@ expect_fail_with "cut.onnx" plan --network cut.onnx --procs 4
 train=(train --train-samples 64 --test-samples 64 --batch 64 --epochs 4 --momentum 0.9
        --weight-decay 0 --threads 1 --progress none --log-steps)
 for run in "tiny_resnet 1" "tiny_resnet 2" "tiny_mobilenet 1" "tiny_mobilenet 2 --grid 1,1,1,2,1" \
-  "tiny_densenet 1" "tiny_densenet 2 --grid 1,2,1,1,1" "tiny_googlenet 1" "tiny_googlenet 2 --grid 1,1,1,2,1"; do
+  "tiny_densenet 1" "tiny_densenet 2 --grid 1,2,1,1,1" "tiny_googlenet 1" "tiny_googlenet 2 --grid 1,1,1,2,1" \
+  "tiny_inception 1" "tiny_inception 2 --grid 1,1,1,2,1"; do
   read -r model np grid <<< "$run"
   checkpoints=()
   [[ $model == tiny_resnet && $np -eq 1 ]] && checkpoints=(--checkpoint-dir ck)  # for export --onnx

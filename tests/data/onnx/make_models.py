@@ -33,6 +33,15 @@ tests need no PyTorch):
                        ceil_mode (28 -> 14, where the floor gives 13), Inception 8 -> 4+6+2+2,
                        MaxPool 3/2 ceil_mode (14 -> 7), Inception 14 -> 4+4+4+4, global average
                        pool, fc 16->10. Trained at learning rate 0.05 (see MODELS).
+    tiny_inception.onnx, tiny_inception.losses.json
+                       what torch exports as more than a layer: conv 3x3 1->8 + BN + ReLU,
+                       nn.ZeroPad2d((0, 1, 0, 1)) before a conv 3x3/2 without padding (28 -> 29 ->
+                       14: a Pad of zeros folded into the convolution, its pads computed from
+                       constants by ConstantOfShape, Slice, Transpose ...), a block of
+                       torchvision's InceptionA at small widths, 8 -> 4+4+6+2 (its
+                       avg_pool2d(3, 1, padding=1) is a Pad of zeros and an AveragePool),
+                       x.mean([2, 3], keepdim=True) (a ReduceMean), x.view(x.size(0), -1) (a
+                       Reshape by Shape, Gather, Unsqueeze and Concat), fc 16->10.
 
 Exported in training mode (batch normalization stays a node of its own: eval mode folds it into
 the convolution) at opset 13, with a symbolic batch dimension.
@@ -143,6 +152,42 @@ class TinyGoogLeNet(nn.Module):
         return self.fc(torch.flatten(self.avgpool(self.inception2(x)), 1))
 
 
+class SmallInceptionA(nn.Module):
+    """torchvision's InceptionA (inception_v3's Mixed_5b to 5d) with 4+4+6+2 output channels."""
+
+    def __init__(self, in_channels):
+        super().__init__()
+        self.branch1x1 = ConvBlock(in_channels, 4, kernel_size=1)
+        self.branch5x5_1 = ConvBlock(in_channels, 3, kernel_size=1)
+        self.branch5x5_2 = ConvBlock(3, 4, kernel_size=5, padding=2)
+        self.branch3x3dbl_1 = ConvBlock(in_channels, 4, kernel_size=1)
+        self.branch3x3dbl_2 = ConvBlock(4, 6, kernel_size=3, padding=1)
+        self.branch3x3dbl_3 = ConvBlock(6, 6, kernel_size=3, padding=1)
+        self.branch_pool = ConvBlock(in_channels, 2, kernel_size=1)
+
+    def forward(self, x):
+        b1 = self.branch1x1(x)
+        b5 = self.branch5x5_2(self.branch5x5_1(x))
+        b3 = self.branch3x3dbl_3(self.branch3x3dbl_2(self.branch3x3dbl_1(x)))
+        bp = self.branch_pool(nn.functional.avg_pool2d(x, kernel_size=3, stride=1, padding=1))
+        return torch.cat([b1, b5, b3, bp], 1)
+
+
+class TinyInception(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = ConvBlock(1, 8, kernel_size=3, padding=1)
+        self.pad = nn.ZeroPad2d((0, 1, 0, 1))  # left, right, top, bottom
+        self.down = ConvBlock(8, 8, kernel_size=3, stride=2)
+        self.inception = SmallInceptionA(8)
+        self.fc = nn.Linear(4 + 4 + 6 + 2, 10)
+
+    def forward(self, x):
+        x = self.inception(self.down(self.pad(self.stem(x))))
+        x = x.mean([2, 3], keepdim=True)
+        return self.fc(x.view(x.size(0), -1))
+
+
 def export(model, name, shape):
     path = os.path.join(HERE, name + ".onnx")
     model = copy.deepcopy(model)  # tracing in training mode updates the running statistics
@@ -184,7 +229,8 @@ def write(name, make, lr):
 # (PyTorch's own float32 and float64 losses differ by 3e-6 at step 4, more than the other models'
 # 1e-6 at most), which would leave little of the 1e-4 the comparison allows; at 0.05, 2e-7.
 MODELS = {"tiny_resnet": (TinyResNet, LR), "tiny_mobilenet": (TinyMobileNet, LR),
-          "tiny_densenet": (TinyDenseNet, LR), "tiny_googlenet": (TinyGoogLeNet, LR / 2)}
+          "tiny_densenet": (TinyDenseNet, LR), "tiny_googlenet": (TinyGoogLeNet, LR / 2),
+          "tiny_inception": (TinyInception, LR)}
 
 
 def main():
