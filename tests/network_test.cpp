@@ -3,6 +3,7 @@
 // every kind of malformed file).
 #include "nn/network.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -344,6 +345,23 @@ TEST(NetworkJson, Relu6ReadsBackAndKeepsTheShape) {
       {"t.json: layers[1]: unknown key 'max'"}));
 }
 
+// The smooth activations are read and written as relu6 is: no keys of their own, the input's
+// shape, a name of their kind.
+TEST(NetworkJson, SmoothActivationsReadBackAndKeepTheShape) {
+  for (const char* type : {"sigmoid", "tanh", "hardsigmoid", "hardswish", "silu"}) {
+    SCOPED_TRACE(type);
+    const std::string kind = fmt::format("{{\"type\": \"{}\"}}", type);
+    const Network net = network_from_json(tiny_with("{\"type\": \"relu\"}", kind), "t.json");
+    const Layer& r = layer(net, fmt::format("{}1", type));
+    EXPECT_EQ(to_string(r.kind), type);
+    EXPECT_EQ(r.out, (Activation{16, 32, 32}));
+    const std::string text = network_to_json(net);
+    EXPECT_NE(text.find(fmt::format("{{\"type\":\"{}\",\"name\":\"{}1\"}}", type, type)), std::string::npos)
+        << text;
+    EXPECT_EQ(network_from_json(text, "t.json"), net);
+  }
+}
+
 // add is the sum of its input and its residual as a layer of its own: read and written with the
 // residual as its only key, the input's shape, what the next layer reads; refused without one.
 TEST(NetworkJson, AddReadsBackAndNeedsAResidual) {
@@ -440,8 +458,9 @@ TEST(NetworkJson, MalformedFilesAreNamedErrors) {
       {tiny_with("{\"type\": \"relu\"}", "{\"name\": \"r\"}"),
        {"layers[1] 'r': missing key 'type'"}},
       {tiny_with("\"relu\"", "\"ReLU\""),
-       {"layers[1]: unknown layer type 'ReLU' (known: conv, relu, relu6, add, concat, max_pool, avg_pool, "
-        "global_avg_pool, batch_norm, flatten, fc, softmax_xent)"}},
+       {"layers[1]: unknown layer type 'ReLU' (known: conv, relu, relu6, sigmoid, tanh, hardsigmoid, "
+        "hardswish, silu, add, concat, max_pool, avg_pool, global_avg_pool, batch_norm, flatten, fc, "
+        "softmax_xent)"}},
       {tiny_with("\"relu\"", "\"relu\", \"K\": 3"), {"layers[1]: unknown key 'K'"}},
       {tiny_with("\"pad\": 1", "\"padding\": 1"), {"layers[0] 'c1': unknown key 'padding'"}},
       {tiny_with("\"K\": 16, ", ""), {"layers[0] 'c1': missing key 'K'"}},

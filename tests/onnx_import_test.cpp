@@ -395,6 +395,36 @@ TEST_F(OnnxImportTest, ReshapesByComputedShapesAreFlattens) {
   EXPECT_EQ(net.layers()[3].kind, LayerKind::fully_connected);
 }
 
+// Sigmoid, Tanh, HardSigmoid (PyTorch's: alpha 1/6) and HardSwish are layers of their own; x *
+// Sigmoid(x) is one silu layer and x * HardSigmoid(x) one hardswish, named after the Mul, where
+// the Mul is the activation's only reader (a sigmoid read twice stays a sigmoid).
+TEST_F(OnnxImportTest, SmoothActivationsAndTheProductsThatAreSiluAndHardswish) {
+  ModelBuilder b({2, 5, 5});
+  b.conv("c", "x", 2, 4, 3, 3);
+  b.node("Sigmoid", {"c"}, "sig");
+  b.node("Mul", {"c", "sig"}, "silu");
+  auto& hs = b.node("HardSigmoid", {"silu"}, "hs");
+  real(hs, "alpha", 1.0f / 6.0f);
+  b.node("Mul", {"hs", "silu"}, "hardswish");  // the activation first
+  b.node("Tanh", {"hardswish"}, "tanh");
+  b.node("HardSwish", {"tanh"}, "hardswish14");
+  auto& alone = b.node("HardSigmoid", {"hardswish14"}, "hardsigmoid");
+  real(alone, "alpha", 1.0f / 6.0f);
+  b.node("Sigmoid", {"hardsigmoid"}, "gate");
+  b.node("Add", {"gate", "gate"}, "twice");  // read twice: a sigmoid layer
+  b.node("Relu", {"twice"}, "r");
+  const Network net = import_onnx(b.save(path("m.onnx"), "r")).network;
+  std::vector<std::pair<std::string, LayerKind>> got;
+  for (const Layer& l : net.layers()) got.emplace_back(l.name, l.kind);
+  const std::vector<std::pair<std::string, LayerKind>> want = {
+      {"c", LayerKind::conv},          {"silu", LayerKind::silu},
+      {"hardswish", LayerKind::hardswish}, {"tanh", LayerKind::tanh},
+      {"hardswish14", LayerKind::hardswish}, {"hardsigmoid", LayerKind::hardsigmoid},
+      {"gate", LayerKind::sigmoid},    {"r", LayerKind::relu}};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(net.layers().back().residual, "gate");  // gate + gate: the relu's input and residual
+}
+
 // Clip [0, 6] is relu6 and Clip [0, inf) relu, whether the bounds are attributes (opset 6) or
 // inputs (opset 11 on: initializers or Constant nodes; an empty name is an absent bound).
 TEST_F(OnnxImportTest, ClipIsRelu6OrRelu) {
@@ -615,6 +645,31 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
          return "sq";
        },
        {"node 'sq' (Mul): N * N is not N times a number"}},
+      {"hardsigmoid of onnx's defaults",
+       [](ModelBuilder& b) {
+         b.node("HardSigmoid", {"x"}, "hs");
+         return "hs";
+       },
+       {"node 'hs' (HardSigmoid): alpha=0.2 beta=0.5 are not supported (only PyTorch's "
+        "Hardsigmoid: alpha=1/6, beta=0.5)"}},
+      {"squeeze-and-excitation gate",
+       [](ModelBuilder& b) {
+         b.node("Relu", {"x"}, "r");
+         b.node("GlobalAveragePool", {"r"}, "pooled");
+         b.node("Sigmoid", {"pooled"}, "gate");
+         b.node("Mul", {"r", "gate"}, "scaled");
+         return "scaled";
+       },
+       {"node 'scaled' (Mul): it multiplies N x 2x7x7 by N x 2x1x1 (a squeeze-and-excitation gate, "
+        "broadcast over rows and columns), which convgrid does not support (only x * Sigmoid(x), "
+        "SiLU, and x * HardSigmoid(x), Hardswish)"}},
+      {"product by a constant",
+       [](ModelBuilder& b) {
+         b.init("w", {1});
+         b.node("Mul", {"x", "w"}, "scaled");
+         return "scaled";
+       },
+       {"node 'scaled' (Mul): it multiplies by the constant 'w', which is not supported"}},
       {"mean over channels",
        [](ModelBuilder& b) {
          ints(b.node("ReduceMean", {"x"}, "rm"), "axes", {1});
@@ -681,10 +736,10 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
        {"node 'clip' (Clip): its min 'r' is not a constant (initializer)"}},
       {"other op",
        [](ModelBuilder& b) {
-         b.node("Sigmoid", {"x"}, "s");
+         b.node("Erf", {"x"}, "s");
          return "s";
        },
-       {"node 's' (Sigmoid): the operator Sigmoid is not supported"}},
+       {"node 's' (Erf): the operator Erf is not supported"}},
       // Found by fuzzing: names from the file are written with their control characters escaped,
       // so that the refusal stays one line.
       {"control characters in names",

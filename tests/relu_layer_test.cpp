@@ -13,6 +13,7 @@
 
 #include "comm/communicator.hpp"
 #include "nn/network.hpp"
+#include "one_element_wise_layer.hpp"
 #include "one_rank_mpi.hpp"
 #include "train/elementwise.hpp"
 #include "train/layer_registry.hpp"
@@ -21,6 +22,7 @@ namespace convgrid {
 namespace {
 
 using Floats = std::vector<float>;
+using test_layers::OneLayer;
 
 const Floats kX = {-1, 0, 3, 6, 7};
 const Floats kDy = {10, 20, 30, 40, 50};
@@ -59,42 +61,6 @@ TEST(Relu6Kernels, VectorLoopsMatchThePerValueFunction) {
     EXPECT_EQ(grad[i], x[i] > 0 && x[i] < 6 ? 1.0f : 0.0f) << x[i];
   }
 }
-
-// One layer of `kind` on a 1 x 1 x 5 input, batch 1, whose arena buffers (none in place) are
-// vectors of its own. An add layer gets a residual: an earlier layer of the same shape.
-class OneLayer {
- public:
-  OneLayer(LayerKind kind, bool sole_reader) : net_("n", {1, 1, 5}) {
-    Layer layer(kind, "act");
-    if (kind == LayerKind::add) {
-      net_.add(Layer(LayerKind::relu, "shortcut"));
-      layer.residual = "shortcut";
-    }
-    net_.add(layer);
-    input_.slice = Slice::whole(Box4{{Range{0, 1}, Range{0, 1}, Range{0, 1}, Range{0, 5}}});
-    LayerSetup s;
-    s.net = &net_;
-    s.index = net_.layers().size() - 1;
-    s.input = &input_;
-    s.sole_reader = sole_reader;
-    layer_ = make_train_layer(s);
-    std::vector<std::byte*> places;
-    for (const BufferSpec& b : layer_->buffers()) {
-      arena_.emplace_back(static_cast<size_t>(b.bytes) / sizeof(float));
-      places.push_back(reinterpret_cast<std::byte*>(arena_.back().data()));
-    }
-    layer_->place_activations(std::move(places));
-  }
-
-  TrainLayer& operator*() { return *layer_; }
-  TrainLayer* operator->() { return layer_.get(); }
-
- private:
-  Network net_;
-  ActivationSpread input_;
-  std::unique_ptr<TrainLayer> layer_;
-  std::vector<Floats> arena_;
-};
 
 Floats first5(const float* p) { return Floats(p, p + 5); }
 

@@ -105,6 +105,11 @@ Activation output_of(const Layer& layer) {
       throw Error("a concat's output is joined in Network::add");
     case LayerKind::relu:
     case LayerKind::relu6:
+    case LayerKind::sigmoid:
+    case LayerKind::tanh:
+    case LayerKind::hardsigmoid:
+    case LayerKind::hardswish:
+    case LayerKind::silu:
     case LayerKind::batch_norm:
       return in;
   }
@@ -152,6 +157,16 @@ std::string_view to_string(LayerKind kind) {
       return "relu";
     case LayerKind::relu6:
       return "relu6";
+    case LayerKind::sigmoid:
+      return "sigmoid";
+    case LayerKind::tanh:
+      return "tanh";
+    case LayerKind::hardsigmoid:
+      return "hardsigmoid";
+    case LayerKind::hardswish:
+      return "hardswish";
+    case LayerKind::silu:
+      return "silu";
     case LayerKind::add:
       return "add";
     case LayerKind::concat:

@@ -46,6 +46,13 @@ enum class LayerKind {
   conv,
   relu,
   relu6,  // min(max(x, 0), 6): PyTorch's ReLU6 (MobileNet-V2)
+  // Smooth activations, as PyTorch defines them: 1 / (1 + e^-x); tanh x; relu6(x + 3) / 6;
+  // x relu6(x + 3) / 6; x / (1 + e^-x).
+  sigmoid,
+  tanh,
+  hardsigmoid,
+  hardswish,
+  silu,
   add,    // the identity on an input that gets its (required) residual added: input + residual
   concat,  // its input and its concat_inputs joined along channels, in that order
   max_pool,
@@ -57,8 +64,9 @@ enum class LayerKind {
   softmax_xent
 };
 
-// The name of a kind as the JSON format spells it: conv, relu, relu6, add, concat, max_pool, avg_pool,
-// global_avg_pool, batch_norm, flatten, fc, softmax_xent.
+// The name of a kind as the JSON format spells it: conv, relu, relu6, sigmoid, tanh, hardsigmoid,
+// hardswish, silu, add, concat, max_pool, avg_pool, global_avg_pool, batch_norm, flatten, fc,
+// softmax_xent.
 std::string_view to_string(LayerKind kind);
 
 // conv and fully_connected: the layers the grid algorithm runs.

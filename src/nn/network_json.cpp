@@ -24,6 +24,11 @@ using Pair = std::pair<int64_t, int64_t>;
 constexpr LayerKind kKinds[] = {LayerKind::conv,
                                 LayerKind::relu,
                                 LayerKind::relu6,
+                                LayerKind::sigmoid,
+                                LayerKind::tanh,
+                                LayerKind::hardsigmoid,
+                                LayerKind::hardswish,
+                                LayerKind::silu,
                                 LayerKind::add,
                                 LayerKind::concat,
                                 LayerKind::max_pool,
@@ -185,6 +190,11 @@ ReadLayer read_layer(const Json& j, size_t index) {
       break;
     case LayerKind::relu:
     case LayerKind::relu6:
+    case LayerKind::sigmoid:
+    case LayerKind::tanh:
+    case LayerKind::hardsigmoid:
+    case LayerKind::hardswish:
+    case LayerKind::silu:
     case LayerKind::add:
     case LayerKind::global_avg_pool:
     case LayerKind::batch_norm:
@@ -256,6 +266,11 @@ Json layer_json(const Layer& l) {
       break;
     case LayerKind::relu:
     case LayerKind::relu6:
+    case LayerKind::sigmoid:
+    case LayerKind::tanh:
+    case LayerKind::hardsigmoid:
+    case LayerKind::hardswish:
+    case LayerKind::silu:
     case LayerKind::add:
     case LayerKind::concat:
     case LayerKind::global_avg_pool:

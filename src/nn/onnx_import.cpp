@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -202,6 +203,12 @@ class Importer {
       add(Layer(LayerKind::relu, name), node);
       return;
     }
+    if (op == "Sigmoid" || op == "HardSigmoid") return gate_activation(node, name, index);
+    if (op == "Tanh" || op == "HardSwish") {
+      add(Layer(op == "Tanh" ? LayerKind::tanh : LayerKind::hardswish, name), node);
+      return;
+    }
+    if (op == "Mul") return refuse_product(node);
     if (op == "BatchNormalization") return batch_norm(node, name);
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool")
       return pool(node, name);
@@ -371,6 +378,58 @@ class Importer {
     mark_flat();
     params_[layer] = p;
     alias(*out, Source{net_.layers().size() - 1});
+  }
+
+  // Sigmoid, and PyTorch's Hardsigmoid (alpha = 1/6, beta = 1/2); x * Sigmoid(x) is SiLU and
+  // x * HardSigmoid(x) Hardswish (torch exports nn.SiLU and nn.Hardswish so before opset 14): one
+  // layer, named after the Mul, when the Mul is the activation's only reader.
+  void gate_activation(const onnx::NodeProto& node, const std::string& name, int index) {
+    const bool hard = node.op_type() == "HardSigmoid";
+    if (hard) {
+      const float alpha = float_attribute(node, "alpha", 0.2f), beta = float_attribute(node, "beta", 0.5f);
+      if (std::abs(alpha - 1.0f / 6.0f) > 1e-6f || beta != 0.5f)
+        refuse(fmt::format("alpha={} beta={} are not supported (only PyTorch's Hardsigmoid: alpha=1/6, "
+                           "beta=0.5)", alpha, beta));
+    }
+    if (const auto j = product_with_input(node, index)) {
+      const onnx::NodeProto& mul = graph_.node(*j);
+      skip_.insert(*j);
+      add(Layer(hard ? LayerKind::hardswish : LayerKind::silu, layer_name(mul, *j)), read(node.input(0)),
+          mul.output(0));
+      return;
+    }
+    add(Layer(hard ? LayerKind::hardsigmoid : LayerKind::sigmoid, name), node);
+  }
+
+  // The index of the Mul that is the only reader of the node's output and multiplies it by the
+  // node's input.
+  std::optional<int> product_with_input(const onnx::NodeProto& node, int index) const {
+    const auto readers = readers_.find(node.output(0));
+    if (readers == readers_.end() || readers->second != 1) return std::nullopt;
+    for (int j = index + 1; j < graph_.node_size(); ++j) {
+      const onnx::NodeProto& m = graph_.node(j);
+      if (m.op_type() != "Mul" || m.input_size() != 2) continue;
+      const bool reads = m.input(0) == node.output(0) || m.input(1) == node.output(0);
+      if (!reads) continue;
+      const std::string& other = m.input(0) == node.output(0) ? m.input(1) : m.input(0);
+      return other == node.input(0) ? std::optional<int>(j) : std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  // Any other Mul of activations: the refusal says what it multiplies (a squeeze-and-excitation
+  // gate is N x C x 1 x 1 against N x C x H x W).
+  [[noreturn]] void refuse_product(const onnx::NodeProto& node) const {
+    if (node.input_size() != 2) refuse(fmt::format("it has {} inputs, not 2", node.input_size()));
+    for (const auto& in : node.input()) {
+      if (constants_.contains(in)) refuse(fmt::format("it multiplies by the constant '{}', which is not supported", in));
+    }
+    const Activation a = activation_of(node.input(0)), b = activation_of(node.input(1));
+    const bool gate = a.C == b.C && ((b.H == 1 && b.W == 1) != (a.H == 1 && a.W == 1));
+    refuse(fmt::format("it multiplies N x {} by N x {}{}, which convgrid does not support (only x * "
+                       "Sigmoid(x), SiLU, and x * HardSigmoid(x), Hardswish)",
+                       a.to_string(), b.to_string(),
+                       gate ? " (a squeeze-and-excitation gate, broadcast over rows and columns)" : ""));
   }
 
   // The index of the Add that is the only reader of a MatMul's output and adds a constant to it.

@@ -12,6 +12,8 @@ std::unique_ptr<TrainLayer> make_conv_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_relu_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_relu6_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_add_layer(const LayerSetup& setup);
+// sigmoid, tanh, hardsigmoid, hardswish and silu: smooth_activation_layer.cpp.
+std::unique_ptr<TrainLayer> make_smooth_activation_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_pool_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_batch_norm_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_flatten_layer(const LayerSetup& setup);
@@ -29,6 +31,11 @@ constexpr std::pair<LayerKind, Factory> kFactories[] = {
     {LayerKind::relu, make_relu_layer},
     {LayerKind::relu6, make_relu6_layer},
     {LayerKind::add, make_add_layer},
+    {LayerKind::sigmoid, make_smooth_activation_layer},
+    {LayerKind::tanh, make_smooth_activation_layer},
+    {LayerKind::hardsigmoid, make_smooth_activation_layer},
+    {LayerKind::hardswish, make_smooth_activation_layer},
+    {LayerKind::silu, make_smooth_activation_layer},
     {LayerKind::concat, make_concat_layer},
     {LayerKind::max_pool, make_pool_layer},
     {LayerKind::avg_pool, make_pool_layer},

@@ -12,7 +12,9 @@
 #    convolution and InceptionA's avg_pool2d with padding: Pads of zeros, the first with its pads
 #    computed from constants; x.mean([2, 3]); x.view(x.size(0), -1): a Reshape by a computed
 #    shape), the 2 ranks splitting channels (Pk = 2: the concats' joined placements are channel
-#    blocks) or rows (the padded layers' halos); each at the learning rate its losses file gives;
+#    blocks) or rows (the padded layers' halos); and tiny_activations' (SiLU and Hardswish as torch
+#    exports them, a product with a Sigmoid or HardSigmoid, Tanh, Sigmoid, Hardsigmoid), the 2
+#    ranks splitting rows; each at the learning rate its losses file gives;
 #  - export --onnx: the checkpoint of step 2 (tiny_resnet, one rank) written into a copy of the
 #    model. Read with a small protobuf decoder (Python's standard library): every parameter
 #    initializer holds raw_data equal byte for byte to the array of `export --out` for its
@@ -48,7 +50,8 @@ train=(train --train-samples 64 --test-samples 64 --batch 64 --epochs 4 --moment
        --weight-decay 0 --threads 1 --progress none --log-steps)
 for run in "tiny_resnet 1" "tiny_resnet 2" "tiny_mobilenet 1" "tiny_mobilenet 2 --grid 1,1,1,2,1" \
   "tiny_densenet 1" "tiny_densenet 2 --grid 1,2,1,1,1" "tiny_googlenet 1" "tiny_googlenet 2 --grid 1,1,1,2,1" \
-  "tiny_inception 1" "tiny_inception 2 --grid 1,1,1,2,1"; do
+  "tiny_inception 1" "tiny_inception 2 --grid 1,1,1,2,1" "tiny_activations 1" \
+  "tiny_activations 2 --grid 1,1,1,2,1"; do
   read -r model np grid <<< "$run"
   checkpoints=()
   [[ $model == tiny_resnet && $np -eq 1 ]] && checkpoints=(--checkpoint-dir ck)  # for export --onnx

@@ -1,7 +1,7 @@
 // The small networks of the DistNet and training memory tests: every layer kind (conv with bias,
 // ReLU6, ReLU, overlapping padded max pooling, average pooling, flatten, fully connected, softmax
-// cross-entropy; batch norm, residual adds, add layers, pooling in ceil_mode and concats in
-// networks of their own), with plans on given grids and a list of grid choices that covers every
+// cross-entropy; batch norm, residual adds, add layers, pooling in ceil_mode, concats and the
+// smooth activations in networks of their own), with plans on given grids and a list of grid choices that covers every
 // grid of each layer.
 #pragma once
 
@@ -208,6 +208,26 @@ inline std::vector<std::vector<GridDims>> some_grid_choices(const Network& net, 
   const size_t stride = (all.size() + most - 1) / most;
   for (size_t c = 0; c < all.size(); c += stride) out.push_back(all[c]);
   return out;
+}
+
+// PyTorch's smooth activations: Hardswish and SiLU, whose backward reads their input (never in
+// place), Tanh in place, a sigmoid whose input the next conv also adds as its residual (into
+// buffers of its own), Hardsigmoid in place.
+inline Network activation_net() {
+  Network net("activation", {2, 6, 6});
+  net.add(conv("c1", 4, 3, 1, 1));
+  net.add(Layer(LayerKind::hardswish, "hardswish"));
+  net.add(conv("c2", 4, 3, 1, 1));
+  net.add(Layer(LayerKind::silu, "silu"));
+  net.add(Layer(LayerKind::tanh, "tanh"));
+  net.add(Layer(LayerKind::sigmoid, "sigmoid"));
+  Layer c3 = conv("c3", 4, 1, 1, 0);
+  c3.residual = "tanh";
+  net.add(c3);
+  net.add(Layer(LayerKind::hardsigmoid, "hardsigmoid"));
+  net.add(pool(LayerKind::avg_pool, "pool", 3, 3, 0));  // 2x2
+  add_classifier(net);
+  return net;
 }
 
 // MobileNet-V2's identity blocks, whose sums feed the next block and its shortcut: add layers

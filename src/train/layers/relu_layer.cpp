@@ -9,7 +9,7 @@
 #include "kernel/vector_loops.hpp"
 #include "sim/compute.hpp"
 #include "train/elementwise.hpp"
-#include "train/train_layer.hpp"
+#include "train/layers/elementwise_storage.hpp"
 
 namespace convgrid {
 namespace {
@@ -40,26 +40,12 @@ struct Identity {  // passes the gradient everywhere: backward does not read the
 };
 
 template <class F>
-class ElementwiseLayer final : public TrainLayer {
+class ElementwiseLayer final : public ElementwiseStorage {
  public:
-  explicit ElementwiseLayer(const LayerSetup& s) : TrainLayer(s) {
-    set_output(*s.input, s.sole_reader);
-    size_ = s.input->slice.size();
-    if (!in_place()) {
-      out_buf_ = describe_activation("out", Life::output_values, size_);
-      dout_buf_ = describe_activation("dout", Life::output_grad, size_);
-    }
-  }
+  explicit ElementwiseLayer(const LayerSetup& s) : ElementwiseStorage(s, s.sole_reader) {}
 
   // backward reads y, the output, unless the function is the identity.
   StorageUse storage_use() const override { return {.reads_output_in_backward = F::kReadsOutput}; }
-
-  ActivationData bind(const Communicator&, ActivationData input, ActivationData) override {
-    in_ = input;
-    if (in_place()) return input;
-    out_ = {take_floats(out_buf_), take_floats(dout_buf_)};
-    return out_;
-  }
 
   // Nothing moves: in model mode (sim/compute.hpp) there is nothing to do.
   void forward(StepContext&) override {
@@ -84,11 +70,6 @@ class ElementwiseLayer final : public TrainLayer {
       add_into(in_.grad, out_.grad, size_);
     }
   }
-
- private:
-  int64_t size_ = 0;
-  size_t out_buf_ = 0, dout_buf_ = 0;
-  ActivationData in_, out_;
 };
 
 }  // namespace

@@ -42,6 +42,12 @@ tests need no PyTorch):
                        avg_pool2d(3, 1, padding=1) is a Pad of zeros and an AveragePool),
                        x.mean([2, 3], keepdim=True) (a ReduceMean), x.view(x.size(0), -1) (a
                        Reshape by Shape, Gather, Unsqueeze and Concat), fc 16->10.
+    tiny_activations.onnx, tiny_activations.losses.json
+                       PyTorch's smooth activations: conv 3x3 1->8 + BN + nn.SiLU (exported as
+                       x * Sigmoid(x)), conv 3x3 8->8 + BN + nn.Hardswish (x * HardSigmoid(x)),
+                       conv 3x3/2 8->8 + nn.Tanh, t + torch.sigmoid(t) (a sigmoid whose input is
+                       read twice: not in place), conv 1x1 8->8 + nn.Hardsigmoid, global average
+                       pool, fc 8->10.
 
 Exported in training mode (batch normalization stays a node of its own: eval mode folds it into
 the convolution) at opset 13, with a symbolic batch dimension.
@@ -188,6 +194,28 @@ class TinyInception(nn.Module):
         return self.fc(x.view(x.size(0), -1))
 
 
+class TinyActivations(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 8, 3, padding=1, bias=False)
+        self.bn1 = batch_norm(8)
+        self.silu = nn.SiLU()
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn2 = batch_norm(8)
+        self.hardswish = nn.Hardswish()
+        self.conv3 = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.tanh = nn.Tanh()
+        self.conv4 = nn.Conv2d(8, 8, 1)
+        self.hardsigmoid = nn.Hardsigmoid()
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = self.hardswish(self.bn2(self.conv2(self.silu(self.bn1(self.conv1(x))))))
+        t = self.tanh(self.conv3(x))
+        x = self.hardsigmoid(self.conv4(t + torch.sigmoid(t)))
+        return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
 def export(model, name, shape):
     path = os.path.join(HERE, name + ".onnx")
     model = copy.deepcopy(model)  # tracing in training mode updates the running statistics
@@ -230,7 +258,7 @@ def write(name, make, lr):
 # 1e-6 at most), which would leave little of the 1e-4 the comparison allows; at 0.05, 2e-7.
 MODELS = {"tiny_resnet": (TinyResNet, LR), "tiny_mobilenet": (TinyMobileNet, LR),
           "tiny_densenet": (TinyDenseNet, LR), "tiny_googlenet": (TinyGoogLeNet, LR / 2),
-          "tiny_inception": (TinyInception, LR)}
+          "tiny_inception": (TinyInception, LR), "tiny_activations": (TinyActivations, LR)}
 
 
 def main():
