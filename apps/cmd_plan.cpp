@@ -105,7 +105,10 @@ void print_edges(const NetworkLayerPlan& l, const Columns& c) {
     if (e.words_max == 0) continue;  // the distributions agree: nothing moves, no all-to-all
     fmt::print("{:<{}} {:<{}} {:<17} {:>12} {:>14.1f} {:>12} {:>7} {:>11} {:>12} {:>11.3f}\n", "", c.layer,
                fmt::format("<- {}", e.from_layer), c.grid,
-               !e.concat.empty() ? fmt::format("into {}", e.concat) : e.residual ? "shortcut moved in" : "input moved in",
+               !e.concat.empty() ? fmt::format("into {}", e.concat)
+               : e.residual      ? "shortcut moved in"
+               : e.gate          ? "gate moved in"
+                                 : "input moved in",
                e.words_max, e.words_mean, "", "", "", 0, e.time_s * 1e3);
   }
 }

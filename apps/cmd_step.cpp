@@ -181,6 +181,13 @@ int run_step(const StepOptions& o) {
   family_of(o.strategy);  // InputError for an unknown one, before any work
   check_output_file(world, o.json, "--json");
   const Network net = load_network(o.network, o.input_shape);
+  for (const Layer& l : net.layers()) {  // their moves are joins, not one layer's input: train runs them
+    if (l.kind == LayerKind::concat || l.kind == LayerKind::scale) {
+      throw InputError(fmt::format("step moves layers' inputs and residual shortcuts; network '{}' has the {} "
+                                   "layer '{}', whose moves convgrid train runs",
+                                   net.name(), to_string(l.kind), l.name));
+    }
+  }
   const Backend backend = o.backend == "reference" ? Backend::reference : Backend::onednn;
   const std::vector<ComputeLayer> compute = net.compute_layers();
   std::vector<ConvShape> shapes;

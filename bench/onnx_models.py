@@ -52,12 +52,8 @@ MODELS = {
     "regnet_x_400mf": "plan",
     "inception_v3": "plan",  # avg_pool2d(padding=1): a Pad of zeros folded into the AveragePool
     "mnasnet1_0": "plan",  # x.mean([2, 3]): ReduceMean
-    # Squeeze-and-excitation multiplies by a per-channel gate, broadcast over rows and columns,
-    # which is no convgrid layer (their Hardswish, Hardsigmoid and Sigmoid are).
-    "mobilenet_v3_small": "node '/features/features.1/block/block.1/Mul' (Mul): it multiplies N x "
-                          "16x1x1 by N x 16x56x56 (a squeeze-and-excitation gate",
-    "regnet_y_400mf": "node '/trunk_output/block1/block1-0/f/se/Mul' (Mul): it multiplies N x 48x1x1 "
-                      "by N x 48x56x56 (a squeeze-and-excitation gate",
+    "mobilenet_v3_small": "plan",  # squeeze-and-excitation (scale layers), Hardswish, Hardsigmoid
+    "regnet_y_400mf": "plan",  # squeeze-and-excitation with a Sigmoid gate
     # The channel shuffle views the channels as 2 x C/2 and transposes them: a 5-D Reshape.
     "shufflenet_v2_x1_0": "node '/stage2/stage2.0/Reshape' (Reshape): shape [N,2,58,28,28] is not "
                           "supported",

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes the seed corpus of the ONNX importer's harness (fuzz/corpus/onnx_model/): the tiny
 residual network, the tiny Inception (torch's exports of nn.ZeroPad2d and x.view(x.size(0), -1):
-shape values) and the tiny network of smooth activations of tests/data/onnx, and four small models built with ONNX's helpers, between them
+shape values), the tiny network of smooth activations and the tiny MobileNet-V3 (squeeze-and-
+excitation) of tests/data/onnx, and four small models built with ONNX's helpers, between them
 every operator the importer maps (Conv with groups and asymmetric pads, Clip as ReLU6, an Add read
 twice, BatchNormalization, pooling, Flatten, Gemm, MatMul + Add, Reshape, Softmax, Concat, Pads of
 zeros removed or folded into a Conv or AveragePool, ReduceMean). Needs
@@ -117,7 +118,7 @@ def padded():
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
-    for model in ("tiny_resnet.onnx", "tiny_inception.onnx", "tiny_activations.onnx"):
+    for model in ("tiny_resnet.onnx", "tiny_inception.onnx", "tiny_activations.onnx", "tiny_mobilenet_v3.onnx"):
         shutil.copy(os.path.join(os.path.dirname(HERE), "tests", "data", "onnx", model), OUT)
     mobile_block()
     plain_net()

@@ -362,6 +362,38 @@ TEST(NetworkJson, SmoothActivationsReadBackAndKeepTheShape) {
   }
 }
 
+// scale multiplies its input by its gate, one value per sample and channel: read and written with
+// the gate as its only key, the input's shape; refused without a gate, with a gate of another
+// shape, and a gate on another kind of layer.
+TEST(NetworkJson, ScaleReadsBackAndNeedsAGateOfOneValuePerChannel) {
+  const std::string gated = tiny_with("{\"type\": \"relu\"}",
+                                      "{\"type\": \"relu\", \"name\": \"r\"}, {\"type\": \"global_avg_pool\", "
+                                      "\"name\": \"g\"}, {\"type\": \"scale\", \"name\": \"s\", \"input\": \"r\", "
+                                      "\"gate\": \"g\"}");
+  const Network net = network_from_json(gated, "t.json");
+  const Layer& s = layer(net, "s");
+  EXPECT_EQ(s.kind, LayerKind::scale);
+  EXPECT_EQ(s.gate, "g");
+  EXPECT_EQ(s.out, (Activation{16, 32, 32}));
+  EXPECT_EQ(net.operands(*net.find("s")).back(), net.find("g"));
+  const std::string text = network_to_json(net);
+  EXPECT_NE(text.find("\"gate\":\"g\""), std::string::npos) << text;
+  EXPECT_EQ(network_from_json(text, "t.json"), net);
+  EXPECT_TRUE(throws_input_error(
+      [] { network_from_json(tiny_with("{\"type\": \"relu\"}", "{\"type\": \"scale\"}"), "t.json"); },
+      {"t.json: layers[1]", "missing key 'gate'"}));
+  Network n("n", {3, 4, 4});
+  n.add(Layer(LayerKind::relu, "r"));
+  Layer wrong(LayerKind::scale, "s");
+  wrong.gate = "r";
+  EXPECT_TRUE(throws_input_error([&] { Network copy = n; copy.add(wrong); },
+                                 {"layers[1] 's' (scale): gate 'r' has output 3x4x4 but must be 3x1x1 for the input 3x4x4"}));
+  Layer relu(LayerKind::relu, "x");
+  relu.gate = "r";
+  EXPECT_TRUE(throws_input_error([&] { Network copy = n; copy.add(relu); },
+                                 {"layers[1] 'x' (relu): it has a gate 'r' but only a scale has one"}));
+}
+
 // add is the sum of its input and its residual as a layer of its own: read and written with the
 // residual as its only key, the input's shape, what the next layer reads; refused without one.
 TEST(NetworkJson, AddReadsBackAndNeedsAResidual) {
@@ -459,8 +491,8 @@ TEST(NetworkJson, MalformedFilesAreNamedErrors) {
        {"layers[1] 'r': missing key 'type'"}},
       {tiny_with("\"relu\"", "\"ReLU\""),
        {"layers[1]: unknown layer type 'ReLU' (known: conv, relu, relu6, sigmoid, tanh, hardsigmoid, "
-        "hardswish, silu, add, concat, max_pool, avg_pool, global_avg_pool, batch_norm, flatten, fc, "
-        "softmax_xent)"}},
+        "hardswish, silu, add, scale, concat, max_pool, avg_pool, global_avg_pool, batch_norm, flatten, "
+        "fc, softmax_xent)"}},
       {tiny_with("\"relu\"", "\"relu\", \"K\": 3"), {"layers[1]: unknown key 'K'"}},
       {tiny_with("\"pad\": 1", "\"padding\": 1"), {"layers[0] 'c1': unknown key 'padding'"}},
       {tiny_with("\"K\": 16, ", ""), {"layers[0] 'c1': missing key 'K'"}},

@@ -425,6 +425,50 @@ TEST_F(OnnxImportTest, SmoothActivationsAndTheProductsThatAreSiluAndHardswish) {
   EXPECT_EQ(net.layers().back().residual, "gate");  // gate + gate: the relu's input and residual
 }
 
+// A squeeze-and-excitation block's Mul of an activation and its N x C x 1 x 1 gate, in either
+// order, is a scale layer named after the Mul, its input the activation and its gate the layer
+// that wrote the gate.
+TEST_F(OnnxImportTest, SqueezeAndExcitationProductsAreScaleLayers) {
+  ModelBuilder b({2, 5, 5});
+  b.conv("c", "x", 2, 4, 3, 3);
+  b.node("GlobalAveragePool", {"c"}, "pooled");
+  b.conv("squeeze", "pooled", 4, 2, 1, 1);
+  b.node("Relu", {"squeeze"}, "r");
+  b.conv("expand", "r", 2, 4, 1, 1);
+  b.node("Sigmoid", {"expand"}, "gate");
+  b.node("Mul", {"gate", "c"}, "scaled");  // torchvision's order: scale * input
+  b.node("GlobalAveragePool", {"scaled"}, "pooled2");
+  b.node("Mul", {"scaled", "pooled2"}, "scaled2");  // the other order
+  const Network net = import_onnx(b.save(path("m.onnx"), "scaled2")).network;
+  const Layer& scaled = net.layers()[*net.find("scaled")];
+  EXPECT_EQ(scaled.kind, LayerKind::scale);
+  EXPECT_EQ(scaled.gate, "gate");
+  EXPECT_EQ(net.producer(*net.find("scaled")), net.find("c"));
+  EXPECT_EQ(scaled.out, (Activation{4, 3, 3}));  // the 3x3 conv without padding
+  const Layer& scaled2 = net.layers()[*net.find("scaled2")];
+  EXPECT_EQ(scaled2.gate, "pooled2");
+  EXPECT_EQ(net.producer(*net.find("scaled2")), net.find("scaled"));
+}
+
+// torch's eval-mode exports share equal weights through an Identity of the initializer: the
+// Identity's output is that constant.
+TEST_F(OnnxImportTest, IdentitiesOfConstantsAreTheConstants) {
+  ModelBuilder b({2, 5, 5});
+  b.conv("c", "x", 2, 4, 3, 3);
+  b.node("Identity", {"c.w"}, "shared.w");
+  b.node("Conv", {"c", "shared.w"}, "c2");  // 4 channels in, but c.w is [4, 2, 3, 3]: refused
+  const std::string bad = b.save(path("bad.onnx"), "c2");
+  EXPECT_TRUE(throws_input_error([&] { load_network(bad); }, {"node 'c2' (Conv): weight 'c.w' is [4,2,3,3] but the input has C=4"}));
+  ModelBuilder ok({2, 5, 5});
+  ok.conv("c", "x", 2, 4, 1, 1);
+  ok.init("w2", {2, 4, 1, 1});
+  ok.node("Identity", {"w2"}, "w2_again");
+  ok.node("Conv", {"c", "w2_again"}, "c2");
+  const OnnxNetwork net = import_onnx(ok.save(path("ok.onnx"), "c2"));
+  EXPECT_EQ(net.network.layers()[1].conv.K, 2);
+  EXPECT_EQ(net.params.at("c2").weight, "w2");  // the initializer itself
+}
+
 // Clip [0, 6] is relu6 and Clip [0, inf) relu, whether the bounds are attributes (opset 6) or
 // inputs (opset 11 on: initializers or Constant nodes; an empty name is an absent bound).
 TEST_F(OnnxImportTest, ClipIsRelu6OrRelu) {
@@ -652,17 +696,23 @@ TEST_F(OnnxImportTest, UnsupportedNodesAreOneLineErrors) {
        },
        {"node 'hs' (HardSigmoid): alpha=0.2 beta=0.5 are not supported (only PyTorch's "
         "Hardsigmoid: alpha=1/6, beta=0.5)"}},
-      {"squeeze-and-excitation gate",
+      {"product of two images",
        [](ModelBuilder& b) {
          b.node("Relu", {"x"}, "r");
-         b.node("GlobalAveragePool", {"r"}, "pooled");
-         b.node("Sigmoid", {"pooled"}, "gate");
-         b.node("Mul", {"r", "gate"}, "scaled");
+         b.node("Relu", {"r"}, "r2");
+         b.node("Mul", {"r", "r2"}, "product");
+         return "product";
+       },
+       {"node 'product' (Mul): it multiplies N x 2x7x7 by N x 2x7x7, which convgrid does not support "
+        "(only by a gate of one value per sample and channel, N x C x 1 x 1; x * Sigmoid(x), SiLU; x * "
+        "HardSigmoid(x), Hardswish)"}},
+      {"gate of the graph input",
+       [](ModelBuilder& b) {
+         b.node("GlobalAveragePool", {"x"}, "pooled");
+         b.node("Mul", {"pooled", "x"}, "scaled");
          return "scaled";
        },
-       {"node 'scaled' (Mul): it multiplies N x 2x7x7 by N x 2x1x1 (a squeeze-and-excitation gate, "
-        "broadcast over rows and columns), which convgrid does not support (only x * Sigmoid(x), "
-        "SiLU, and x * HardSigmoid(x), Hardswish)"}},
+       {"node 'scaled' (Mul): it reads the graph input 'x', which in convgrid only the first layer may read"}},
       {"product by a constant",
        [](ModelBuilder& b) {
          b.init("w", {1});

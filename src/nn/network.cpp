@@ -103,6 +103,9 @@ Activation output_of(const Layer& layer) {
       return in;
     case LayerKind::concat:
       throw Error("a concat's output is joined in Network::add");
+    case LayerKind::scale:
+      if (layer.gate.empty()) throw InputError("it has no gate (a scale layer multiplies by its gate)");
+      return in;
     case LayerKind::relu:
     case LayerKind::relu6:
     case LayerKind::sigmoid:
@@ -169,6 +172,8 @@ std::string_view to_string(LayerKind kind) {
       return "silu";
     case LayerKind::add:
       return "add";
+    case LayerKind::scale:
+      return "scale";
     case LayerKind::concat:
       return "concat";
     case LayerKind::max_pool:
@@ -221,6 +226,14 @@ const Layer& Network::add(Layer layer) {
       if (added != layer.in) {
         throw InputError(fmt::format("residual '{}' has output {} but the input is {}",
                                      layer.residual, added.to_string(), layer.in.to_string()));
+      }
+    }
+    if (!layer.gate.empty()) {
+      if (layer.kind != LayerKind::scale) throw InputError(fmt::format("it has a gate '{}' but only a scale has one", layer.gate));
+      const Activation& gate = earlier("gate", layer.gate).out;
+      if (gate != Activation{layer.in.C, 1, 1}) {
+        throw InputError(fmt::format("gate '{}' has output {} but must be {}x1x1 for the input {}", layer.gate,
+                                     gate.to_string(), layer.in.C, layer.in.to_string()));
       }
     }
     if (layer.kind == LayerKind::global_avg_pool) layer.pool = {layer.in.H, layer.in.W, 1, 1, 0, 0};
@@ -300,6 +313,12 @@ ActivationSource Network::concat_source(size_t index, size_t operand) const {
   return trace(operand == 0 ? producer(index) : find(layer.concat_inputs[operand - 1]));
 }
 
+ActivationSource Network::gate_source(size_t index) const {
+  const Layer& layer = layers_.at(index);
+  if (layer.kind != LayerKind::scale) throw Error(fmt::format("layer '{}' is not a scale", layer.name));
+  return trace(find(layer.gate));
+}
+
 std::vector<int64_t> Network::concat_channels(size_t index) const {
   const Layer& layer = layers_.at(index);
   if (layer.kind != LayerKind::concat) throw Error(fmt::format("layer '{}' is not a concat", layer.name));
@@ -313,6 +332,7 @@ std::vector<std::optional<size_t>> Network::operands(size_t index) const {
   std::vector<std::optional<size_t>> out{producer(index)};
   if (!layer.residual.empty()) out.push_back(find(layer.residual));
   for (const std::string& ref : layer.concat_inputs) out.push_back(find(ref));
+  if (!layer.gate.empty()) out.push_back(find(layer.gate));
   return out;
 }
 

@@ -54,6 +54,7 @@ enum class LayerKind {
   hardswish,
   silu,
   add,    // the identity on an input that gets its (required) residual added: input + residual
+  scale,  // its input times its gate's C x 1 x 1 output, per sample and channel (squeeze-and-excitation)
   concat,  // its input and its concat_inputs joined along channels, in that order
   max_pool,
   avg_pool,
@@ -65,8 +66,8 @@ enum class LayerKind {
 };
 
 // The name of a kind as the JSON format spells it: conv, relu, relu6, sigmoid, tanh, hardsigmoid,
-// hardswish, silu, add, concat, max_pool, avg_pool, global_avg_pool, batch_norm, flatten, fc,
-// softmax_xent.
+// hardswish, silu, add, scale, concat, max_pool, avg_pool, global_avg_pool, batch_norm, flatten,
+// fc, softmax_xent.
 std::string_view to_string(LayerKind kind);
 
 // conv and fully_connected: the layers the grid algorithm runs.
@@ -117,6 +118,9 @@ struct Layer {
   // concat only: the earlier layers whose outputs follow the input's channels, in order (at
   // least one; a name may repeat, as in ONNX)
   std::vector<std::string> concat_inputs;
+  // scale only: the earlier layer whose C x 1 x 1 output multiplies the input, broadcast over its
+  // rows and columns (a squeeze-and-excitation block's gate)
+  std::string gate;
   Activation in, out;    // set by Network::add
 
   bool operator==(const Layer&) const = default;
@@ -183,8 +187,10 @@ class Network {
   // The channels of each operand of concat layer layers()[index] in its output, in order (its
   // input's, then each concat input's); Error for another kind.
   std::vector<int64_t> concat_channels(size_t index) const;
+  // Where the gate of scale layer layers()[index] comes from; Error for another kind.
+  ActivationSource gate_source(size_t index) const;
   // The layers whose output layers()[index] reads: its producer (none: the network input), its
-  // residual and its concat inputs, in that order.
+  // residual, its concat inputs and its gate, in that order.
   std::vector<std::optional<size_t>> operands(size_t index) const;
 
   bool operator==(const Network&) const = default;

@@ -30,6 +30,7 @@ constexpr LayerKind kKinds[] = {LayerKind::conv,
                                 LayerKind::hardswish,
                                 LayerKind::silu,
                                 LayerKind::add,
+                                LayerKind::scale,
                                 LayerKind::concat,
                                 LayerKind::max_pool,
                                 LayerKind::avg_pool,
@@ -188,6 +189,9 @@ ReadLayer read_layer(const Json& j, size_t index) {
     case LayerKind::concat:
       l.concat_inputs = r.strings("concat_inputs");
       break;
+    case LayerKind::scale:
+      l.gate = r.string("gate");
+      break;
     case LayerKind::relu:
     case LayerKind::relu6:
     case LayerKind::sigmoid:
@@ -237,6 +241,7 @@ Json layer_json(const Layer& l) {
   if (!l.input.empty()) j["input"] = l.input;
   if (!l.residual.empty()) j["residual"] = l.residual;
   if (!l.concat_inputs.empty()) j["concat_inputs"] = l.concat_inputs;
+  if (!l.gate.empty()) j["gate"] = l.gate;
   const ConvParams& c = l.conv;
   const PoolParams& p = l.pool;
   switch (l.kind) {
@@ -272,6 +277,7 @@ Json layer_json(const Layer& l) {
     case LayerKind::hardswish:
     case LayerKind::silu:
     case LayerKind::add:
+    case LayerKind::scale:
     case LayerKind::concat:
     case LayerKind::global_avg_pool:
     case LayerKind::batch_norm:

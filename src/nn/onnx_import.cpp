@@ -191,6 +191,10 @@ class Importer {
                                                     std::bind_front(&Importer::onnx_shape, this));
       return;
     }
+    if (op == "Identity" && constants_.contains(node.input(0))) {  // torch's alias of a shared weight
+      constants_[node.output(0)] = constants_.at(node.input(0));
+      return;
+    }
     if (op == "Identity" || op == "Dropout") {
       check_extra_outputs_unread(node);
       return alias(node.output(0), read(node.input(0)).main);  // an Add it reads is a layer
@@ -208,7 +212,7 @@ class Importer {
       add(Layer(op == "Tanh" ? LayerKind::tanh : LayerKind::hardswish, name), node);
       return;
     }
-    if (op == "Mul") return refuse_product(node);
+    if (op == "Mul") return product(node, name);
     if (op == "BatchNormalization") return batch_norm(node, name);
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool")
       return pool(node, name);
@@ -417,19 +421,31 @@ class Importer {
     return std::nullopt;
   }
 
-  // Any other Mul of activations: the refusal says what it multiplies (a squeeze-and-excitation
-  // gate is N x C x 1 x 1 against N x C x H x W).
-  [[noreturn]] void refuse_product(const onnx::NodeProto& node) const {
+  // Any other Mul of two activations: a scale layer where one is N x C x 1 x 1 and the other
+  // N x C x H x W (a squeeze-and-excitation block multiplies by its gate, in either order), the
+  // gate a layer's output.
+  void product(const onnx::NodeProto& node, const std::string& name) {
     if (node.input_size() != 2) refuse(fmt::format("it has {} inputs, not 2", node.input_size()));
     for (const auto& in : node.input()) {
       if (constants_.contains(in)) refuse(fmt::format("it multiplies by the constant '{}', which is not supported", in));
     }
     const Activation a = activation_of(node.input(0)), b = activation_of(node.input(1));
-    const bool gate = a.C == b.C && ((b.H == 1 && b.W == 1) != (a.H == 1 && a.W == 1));
-    refuse(fmt::format("it multiplies N x {} by N x {}{}, which convgrid does not support (only x * "
-                       "Sigmoid(x), SiLU, and x * HardSigmoid(x), Hardswish)",
-                       a.to_string(), b.to_string(),
-                       gate ? " (a squeeze-and-excitation gate, broadcast over rows and columns)" : ""));
+    const bool b_gates = b == Activation{a.C, 1, 1};
+    if (!b_gates && a != Activation{b.C, 1, 1}) {
+      refuse(fmt::format("it multiplies N x {} by N x {}, which convgrid does not support (only by a gate of one "
+                         "value per sample and channel, N x C x 1 x 1; x * Sigmoid(x), SiLU; x * HardSigmoid(x), "
+                         "Hardswish)",
+                         a.to_string(), b.to_string()));
+    }
+    const std::string& gate = node.input(b_gates ? 1 : 0);
+    const Read g = read(gate);
+    if (!g.main.layer || g.shortcut) {
+      refuse(fmt::format("its gate '{}' is {}, not a layer's output", gate,
+                         g.shortcut ? "the sum of an Add" : "the graph input"));
+    }
+    Layer l(LayerKind::scale, name);
+    l.gate = net_.layers()[*g.main.layer].name;
+    add(std::move(l), read(node.input(b_gates ? 0 : 1)), node.output(0));
   }
 
   // The index of the Add that is the only reader of a MatMul's output and adds a constant to it.

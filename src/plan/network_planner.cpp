@@ -12,6 +12,7 @@
 
 #include "convgrid/error.hpp"
 #include "model/batch_norm_volume.hpp"
+#include "model/gate_spread.hpp"
 #include "model/pass_cost.hpp"
 #include "model/redistribution.hpp"
 
@@ -35,10 +36,12 @@ bool has_backward(const PlanOptions& o) {
 // One redistribution: `from`'s output (pooled to `pooled`, maybe joined by a concat on the way:
 // ActivationSource) into `to`'s input; for the shortcut of a residual add, into `to`'s output;
 // for an operand of a concat, into its channels of the concat's joined placement on `to`'s grid
-// (`to` wrote the concat's first operand). Indices are into the compute layers; the programme
-// pays for it at layer max(from, to), when both grids are known.
+// (`to` wrote the concat's first operand); for the gate of a scale, into every rank's samples and
+// channels of the scale's input, which lies where `to` put it (`main_pooled`, `main_joined`;
+// model/gate_spread.hpp). Indices are into the compute layers; the programme pays for it at
+// layer max(from, to), when both grids are known.
 struct Edge {
-  enum class Into { input, output, concat };
+  enum class Into { input, output, concat, gate };
   size_t from = 0, to = 0;
   Into into = Into::input;
   Activation pooled{};
@@ -47,6 +50,9 @@ struct Edge {
   Activation concat{};
   int64_t offset = 0, channels = 0;
   std::string concat_name{};
+  // gate only: the scale's input as it leaves `to`
+  Activation main_pooled{};
+  bool main_joined = false;
   size_t at() const { return std::max(from, to); }
 };
 
@@ -65,19 +71,20 @@ class EdgeCosts {
 
   const EdgeFigures& figures(const Edge& e, const ConvShape& a, const GridDims& ga,
                              const ConvShape& b, const GridDims& gb) {
-    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", a.to_string(), ga.to_string(),
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", a.to_string(), ga.to_string(),
                                         e.pooled.to_string(), e.joined, static_cast<int>(e.into),
-                                        e.concat.to_string(), e.offset, e.channels, b.to_string(), gb.to_string());
+                                        e.concat.to_string(), e.offset, e.channels, b.to_string(), gb.to_string(),
+                                        e.main_pooled.to_string(), e.main_joined);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     const LayerLayout la(a, ga), lb(b, gb);
     const Placement from = held(la, e.pooled, e.joined);
-    const Placement to = e.into == Edge::Into::output ? Placement::output_of(lb)
-                         : e.into == Edge::Into::input ? Placement::input_of(lb)
-                                                       : held(lb, e.concat, true).window(e.offset, e.channels);
-    const RedistributionFigures r = redistribution_figures(from, to, o_.profile.node.ranks);
+    const RedistributionFigures r = e.into == Edge::Into::gate
+                                        ? gate_figures(from, held(lb, e.main_pooled, e.main_joined))
+                                        : redistribution_figures(from, to_placement(e, lb), o_.profile.node.ranks);
     EdgeFigures f;
     f.residual = e.into == Edge::Into::output;
+    f.gate = e.into == Edge::Into::gate;
     f.concat = e.concat_name;
     const auto add = [&](const RedistributionStats& s) {
       f.words_max += s.max_words;
@@ -88,6 +95,12 @@ class EdgeCosts {
     add(r.forward);
     if (has_backward(o_)) add(r.backward);
     return cache_.emplace(key, f).first->second;
+  }
+
+  static Placement to_placement(const Edge& e, const LayerLayout& lb) {
+    if (e.into == Edge::Into::output) return Placement::output_of(lb);
+    if (e.into == Edge::Into::input) return Placement::input_of(lb);
+    return held(lb, e.concat, true).window(e.offset, e.channels);
   }
 
   double objective(const EdgeFigures& f) const {
@@ -366,6 +379,17 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
       if (!main.layer || !shortcut.layer || main.through_pool_or_flatten) continue;
       edges.push_back({.from = index_of.at(*shortcut.layer), .to = index_of.at(*main.layer),
                        .into = Edge::Into::output, .pooled = shortcut.pooled, .joined = shortcut.joined});
+    }
+    if (layer.kind == LayerKind::scale) {
+      const ActivationSource main = net.input_source(q), gate = net.gate_source(q);
+      if (!main.layer || !gate.layer) {
+        throw InputError(fmt::format(
+            "scale '{}': its {} comes from the network input, not from a convolution or fully connected layer",
+            layer.name, main.layer ? "gate" : "input"));
+      }
+      edges.push_back({.from = index_of.at(*gate.layer), .to = index_of.at(*main.layer), .into = Edge::Into::gate,
+                       .pooled = gate.pooled, .joined = gate.joined, .main_pooled = main.pooled,
+                       .main_joined = main.joined});
     }
     if (layer.kind != LayerKind::concat) continue;
     const std::vector<int64_t> channels = net.concat_channels(q);

@@ -74,6 +74,7 @@ struct EdgeFigures {
   size_t from_index = 0;      // the compute layer it leaves, in order
   Activation pooled;          // the activation as it leaves: from_layer's output, maybe pooled
   bool residual = false;      // the shortcut of a residual add (else the layer's input)
+  bool gate = false;          // the gate of a scale whose input lies in this layer's output
   std::string concat;         // an operand of this concat, joined in this layer's grid (else "")
   int64_t words_max = 0;      // busiest rank, the passes' directions summed
   double words_mean = 0;
@@ -84,7 +85,8 @@ struct NetworkLayerPlan {
   std::string name;                      // the layer's name in the network
   LayerPlan plan;                        // its grid and per-pass figures
   bool fallback = false;                 // no grid of the family fits: planned over every grid
-  // redistributions into this layer (input, shortcut, operands of concats joined in its grid)
+  // redistributions into this layer (input, shortcut, operands of concats joined in its grid,
+  // gates of scales whose input it wrote)
   std::vector<EdgeFigures> edges_in;
   // The batch normalizations that run in this layer's output blocks (model/batch_norm_volume.hpp):
   // the busiest rank's words of each, summed, and their modelled time.

@@ -20,6 +20,7 @@ std::unique_ptr<TrainLayer> make_flatten_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_softmax_xent_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_residual_add_layer(const LayerSetup& setup);
 std::unique_ptr<TrainLayer> make_concat_layer(const LayerSetup& setup);
+std::unique_ptr<TrainLayer> make_scale_layer(const LayerSetup& setup);
 
 namespace {
 
@@ -37,6 +38,7 @@ constexpr std::pair<LayerKind, Factory> kFactories[] = {
     {LayerKind::hardswish, make_smooth_activation_layer},
     {LayerKind::silu, make_smooth_activation_layer},
     {LayerKind::concat, make_concat_layer},
+    {LayerKind::scale, make_scale_layer},
     {LayerKind::max_pool, make_pool_layer},
     {LayerKind::avg_pool, make_pool_layer},
     {LayerKind::global_avg_pool, make_pool_layer},

@@ -39,17 +39,20 @@ void check_trainable(const Network& net) {
                     "layer (its output is the logits)",
                     net.name()));
   }
-  // A residual or a concat operand that is the network input (a layer's input is checked below).
+  // A residual, a concat operand or a gate that is the network input (a layer's input is checked
+  // below).
   for (size_t i = 0; i < L; ++i) {
     const std::vector<std::optional<size_t>> operands = net.operands(i);
     const bool concat = layers[i].kind == LayerKind::concat;
     for (size_t j = concat ? 0 : 1; j < operands.size(); ++j) {
       const std::optional<size_t> r = operands[j];
+      const bool gate = layers[i].kind == LayerKind::scale && j + 1 == operands.size();
+      const char* role = concat ? "concat operand" : gate ? "gate" : "residual";
       if (r && (layers[*r].kind != LayerKind::flatten || net.producer(*r))) continue;
       throw InputError(fmt::format(
           "layer '{}': its {} '{}' is the network input, which training feeds to the first layer "
           "only",
-          layers[i].name, concat ? "concat operand" : "residual", r ? layers[*r].name : "input"));
+          layers[i].name, role, r ? layers[*r].name : "input"));
     }
   }
   // The network input: read by one layer, a compute layer or a flatten read by one compute layer.
@@ -128,7 +131,9 @@ TrainGraph::TrainGraph(const Network& net, const std::vector<LayerPlan>& plans, 
     }
     s.input = spread_of(in);
     Node node{nullptr, in, {}, i, std::nullopt};
-    for (const std::string& ref : layer.concat_inputs) {
+    std::vector<std::string> joined = layer.concat_inputs;
+    if (!layer.gate.empty()) joined.push_back(layer.gate);
+    for (const std::string& ref : joined) {
       const size_t r = *net.find(ref);
       if (out_node[r] < 0) {
         throw Error(

@@ -23,7 +23,7 @@
 #    third (it continues where step 2 stood); bad flags, another network and an unwritable path
 #    are one-line errors that write nothing.
 set -euo pipefail
-readonly DATA=$(cd "$(dirname "$0")/../data/onnx" && pwd)
+readonly DATA=$(cd "$(dirname "$0")/../data/onnx" && pwd) HERE=$(cd "$(dirname "$0")" && pwd)
 source "$(dirname "$0")/lib.bash"
 cli_init "$@"
 [[ -n $PYTHON ]] || fail "python3 is needed to read the JSON reports"
@@ -51,7 +51,7 @@ train=(train --train-samples 64 --test-samples 64 --batch 64 --epochs 4 --moment
 for run in "tiny_resnet 1" "tiny_resnet 2" "tiny_mobilenet 1" "tiny_mobilenet 2 --grid 1,1,1,2,1" \
   "tiny_densenet 1" "tiny_densenet 2 --grid 1,2,1,1,1" "tiny_googlenet 1" "tiny_googlenet 2 --grid 1,1,1,2,1" \
   "tiny_inception 1" "tiny_inception 2 --grid 1,1,1,2,1" "tiny_activations 1" \
-  "tiny_activations 2 --grid 1,1,1,2,1"; do
+  "tiny_activations 2 --grid 1,1,1,2,1" "tiny_mobilenet_v3 1" "tiny_mobilenet_v3 2"; do
   read -r model np grid <<< "$run"
   checkpoints=()
   [[ $model == tiny_resnet && $np -eq 1 ]] && checkpoints=(--checkpoint-dir ck)  # for export --onnx
@@ -69,56 +69,52 @@ print(f"{sys.argv[1]}: {got} vs PyTorch {want}: largest relative difference {wor
 sys.exit(0 if worst <= 1e-4 else 1)
 PY
 done
+# ---- gradients of squeeze-and-excitation ------------------------------------------------------
+# tiny_mobilenet_v3's first step (the squeeze-and-excitation gates' gradients move its losses too
+# little to tell): on 1 rank and on 2 splitting rows, where every block of rows wants the gates of
+# its samples and channels and sends its partial sums of their gradients back, every parameter's
+# update is the learning rate times PyTorch's gradient (the first step of SGD with momentum).
+lr=$("$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["lr"])' "$DATA/tiny_mobilenet_v3.losses.json")
+for run in "1" "2 --grid 1,1,1,2,1"; do
+  read -r np grid <<< "$run"
+  # shellcheck disable=SC2086
+  run_mpi "$np" train --train-samples 64 --test-samples 64 --batch 64 --epochs 1 --momentum 0.9 \
+    --weight-decay 0 --threads 1 --progress none --lr "$lr" --network "$DATA/tiny_mobilenet_v3.onnx" $grid \
+    --checkpoint-dir "se$np" > /dev/null
+  run_one export --checkpoint "se$np/step-00000001.ckpt" --network "$DATA/tiny_mobilenet_v3.onnx" \
+    --onnx "se$np.onnx" > /dev/null || fail "tiny_mobilenet_v3 np $np: export failed"
+  "$PYTHON" - "$HERE" "$DATA/tiny_mobilenet_v3.onnx" "se$np.onnx" "$DATA/tiny_mobilenet_v3.grads.json" "$lr" <<'PY' ||
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from onnx_protobuf import raw_floats, split  # noqa: E402
+before, after = split(sys.argv[2])[1], split(sys.argv[3])[1]
+grads, lr = json.load(open(sys.argv[4])), float(sys.argv[5])
+worst = 0.0
+for name, g in grads.items():
+    w0, w1 = raw_floats(before[name]), raw_floats(after[name])
+    want = [lr * x for x in g]
+    err = max(abs((a - b) - c) for a, b, c in zip(w0, w1, want))
+    allowed = 1e-3 * max(abs(x) for x in want) + 2e-7 * max(abs(x) for x in w0) + 1e-8
+    worst = max(worst, err / allowed)
+    assert err <= allowed, f"{name}: update off by {err:.3g} (allowed {allowed:.3g})"
+print(f"{sys.argv[3]}: {len(grads)} parameters' updates are PyTorch's (worst at {worst:.2f} of the allowance)")
+PY
+    fail "tiny_mobilenet_v3 np $np: the first step's gradients differ from PyTorch's"
+done
+expect_fail_with "step moves layers' inputs and residual shortcuts; network 'tiny_googlenet' has the concat layer" \
+  step --network "$DATA/tiny_googlenet.onnx" --batch 4
+
 # ---- export --onnx --------------------------------------------------------------------------
 
 ckpt=ck/step-00000002.ckpt
 run_one export --checkpoint "$ckpt" --network "$DATA/tiny_resnet.onnx" --onnx trained.onnx --json \
   > export.json || fail "export --onnx failed: $(cat export.json)"
 run_one export --checkpoint "$ckpt" --network "$DATA/tiny_resnet.onnx" --out w.npz > /dev/null
-"$PYTHON" - "$DATA/tiny_resnet.onnx" trained.onnx export.json w.npz <<'PY' ||
+"$PYTHON" - "$DATA/tiny_resnet.onnx" trained.onnx export.json w.npz "$HERE" <<'PY' ||
 import json, struct, sys, zipfile
 
-def varint(b, i):
-    value = shift = 0
-    while True:
-        byte = b[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, i
-
-def fields(b):
-    """A protobuf message as [(field number, wire type, value)]: ints for varints, else bytes."""
-    out, i = [], 0
-    while i < len(b):
-        key, i = varint(b, i)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = varint(b, i)
-        elif wire == 1 or wire == 5:
-            size = 8 if wire == 1 else 4
-            value, i = b[i:i + size], i + size
-        elif wire == 2:
-            size, i = varint(b, i)
-            value, i = b[i:i + size], i + size
-        else:
-            raise ValueError("wire type %d" % wire)
-        out.append((number, wire, value))
-    return sorted(out, key=lambda f: f[0])  # field order; a repeated field keeps its own
-
-def split(path):
-    """ModelProto without its graph's initializers (field 7 graph, 5 initializer, 8 name)."""
-    model = fields(open(path, "rb").read())
-    graph = [fields(v) for n, _, v in model if n == 7]
-    assert len(graph) == 1, path
-    tensors = {}
-    for n, _, v in graph[0]:
-        if n == 5:
-            t = fields(v)
-            tensors[[x for m, _, x in t if m == 8][0].decode()] = t
-    rest = [f for f in model if f[0] != 7] + [f for f in graph[0] if f[0] != 5]
-    return rest, tensors
+sys.path.insert(0, sys.argv[5])
+from onnx_protobuf import split  # noqa: E402
 
 original, trained = split(sys.argv[1]), split(sys.argv[2])
 assert original[0] == trained[0], "the graph, its nodes or the model's other fields changed"

@@ -49,10 +49,12 @@ XentResult run_step(DistNet& net) {
 }
 
 // The chain with pooling, the residual network with batch normalization, the add layers, the
-// pooling in ceil_mode, the concats, a flatten read twice and the smooth activations.
+// pooling in ceil_mode, the concats, a flatten read twice, the smooth activations and
+// squeeze-and-excitation.
 std::vector<Network> networks() {
   return {small_net(), test_net::residual_net(), test_net::add_net(), test_net::ceil_net(),
-          test_net::concat_net(), test_net::shared_flatten_net(), test_net::activation_net()};
+          test_net::concat_net(), test_net::shared_flatten_net(), test_net::activation_net(),
+          test_net::se_net()};
 }
 
 // Every node's words of the last step equal its model on this rank (own work and input moves).
@@ -164,6 +166,7 @@ TEST(DistNet, PlannerGridsMoveThePlannersWords) {
                                                   {test_net::add_net(), GridFamily::any},
                                                   {test_net::ceil_net(), GridFamily::any},
                                                   {test_net::activation_net(), GridFamily::any},
+                                                  {test_net::se_net(), GridFamily::any},
                                                   {test_net::concat_net(), GridFamily::any},
                                                   {test_net::concat_net(), GridFamily::channel_filter}};
   for (const auto& [net, family] : cases) {

@@ -1,9 +1,11 @@
 // The small networks of the DistNet and training memory tests: every layer kind (conv with bias,
 // ReLU6, ReLU, overlapping padded max pooling, average pooling, flatten, fully connected, softmax
-// cross-entropy; batch norm, residual adds, add layers, pooling in ceil_mode, concats and the
-// smooth activations in networks of their own), with plans on given grids and a list of grid choices that covers every
+// cross-entropy; batch norm, residual adds, add layers, pooling in ceil_mode, concats, the
+// smooth activations and squeeze-and-excitation in networks of their own), with plans on given grids and a list of grid choices that covers every
 // grid of each layer.
 #pragma once
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <optional>
@@ -225,6 +227,36 @@ inline Network activation_net() {
   c3.residual = "tanh";
   net.add(c3);
   net.add(Layer(LayerKind::hardsigmoid, "hardsigmoid"));
+  net.add(pool(LayerKind::avg_pool, "pool", 3, 3, 0));  // 2x2
+  add_classifier(net);
+  return net;
+}
+
+// Squeeze-and-excitation (MobileNet-V3, RegNetY, EfficientNet): c1's activation is pooled whole,
+// squeezed by a 1x1 conv to 2 channels and expanded back to 4, and its sigmoid is the gate that
+// scales the activation, one value per sample and channel; the scaled activation feeds c2, and
+// a second block's gate (Hardsigmoid) scales c2's, whose activation the gate's pooling also reads.
+inline Network se_net() {
+  Network net("se", {2, 6, 6});
+  const auto block = [&](const char* tag, const char* x, LayerKind gate_kind) {
+    Layer pool(LayerKind::global_avg_pool, fmt::format("{}_pool", tag));
+    pool.input = x;
+    net.add(pool);
+    net.add(conv(fmt::format("{}_squeeze", tag).c_str(), 2, 1, 1, 0));
+    net.add(Layer(LayerKind::relu, fmt::format("{}_relu", tag)));
+    net.add(conv(fmt::format("{}_expand", tag).c_str(), 4, 1, 1, 0));
+    net.add(Layer(gate_kind, fmt::format("{}_gate", tag)));
+    Layer scale(LayerKind::scale, fmt::format("{}_scale", tag));
+    scale.input = x;
+    scale.gate = fmt::format("{}_gate", tag);
+    net.add(scale);
+  };
+  net.add(conv("c1", 4, 3, 1, 1));
+  net.add(Layer(LayerKind::relu, "r1"));
+  block("se1", "r1", LayerKind::sigmoid);
+  net.add(conv("c2", 4, 3, 1, 1));
+  net.add(Layer(LayerKind::hardswish, "a2"));
+  block("se2", "a2", LayerKind::hardsigmoid);
   net.add(pool(LayerKind::avg_pool, "pool", 3, 3, 0));  // 2x2
   add_classifier(net);
   return net;

@@ -41,14 +41,14 @@ std::vector<LayerPlan> plans_with_panels(const Network& net, const std::vector<G
 TEST(TrainingMemory, EqualsTheTrackedBytesOnEveryRank) {
   const Communicator world = Communicator::world();
   for (const Network& net : {test_net::small_net(), test_net::residual_net(), test_net::add_net(),
-                             test_net::concat_net(), test_net::activation_net()}) {
+                             test_net::concat_net(), test_net::activation_net(), test_net::se_net()}) {
     SCOPED_TRACE(net.name());
     // At most 8 of the grid choices, spread over the list, each unstreamed or streamed in turn
     // (the residual network, seven layers with batch norm, the add network and the concat network
     // at most 4, the concat network's first with every layer on its most channel-split grid, the
-    // activations 3: this test is the slowest of the suite, and it runs twice, the second time
-    // with oneDNN held to AVX2)
-    const size_t most = net.name() == "small" ? 8 : net.name() == "activation" ? 3 : 4;
+    // activations and the squeeze-and-excitation 3: this test is the slowest of the suite, and it
+    // runs twice, the second time with oneDNN held to AVX2)
+    const size_t most = net.name() == "small" ? 8 : net.name() == "activation" || net.name() == "se" ? 3 : 4;
     const std::vector<std::vector<GridDims>> choices =
         net.name() == "concat" ? test_net::some_grid_choices(net, world.size(), most - 1)
                                : test_net::grid_choices(net, world.size());

@@ -48,6 +48,14 @@ tests need no PyTorch):
                        conv 3x3/2 8->8 + nn.Tanh, t + torch.sigmoid(t) (a sigmoid whose input is
                        read twice: not in place), conv 1x1 8->8 + nn.Hardsigmoid, global average
                        pool, fc 8->10.
+    tiny_mobilenet_v3.onnx, tiny_mobilenet_v3.losses.json
+                       MobileNet-V3's blocks, squeeze-and-excitation gates among them: conv 3x3/2
+                       1->8 + BN + Hardswish, torchvision's InvertedResidual 8->8 (depthwise 3x3,
+                       SqueezeExcitation with a Hardsigmoid gate, ReLU) and 8->16 (expand 24,
+                       depthwise 5x5/2, SqueezeExcitation, Hardswish), conv 1x1 16->16 + BN +
+                       Hardswish, global average pool, fc 16->10 (torchvision's own
+                       InvertedResidualConfig and blocks). Also tiny_mobilenet_v3.grads.json:
+                       PyTorch's gradient of every parameter at the first step.
 
 Exported in training mode (batch normalization stays a node of its own: eval mode folds it into
 the convolution) at opset 13, with a symbolic batch dimension.
@@ -62,6 +70,7 @@ import json
 import os
 import sys
 import warnings
+from functools import partial
 
 import torch
 import torch.nn as nn
@@ -73,7 +82,7 @@ from torchvision.ops.misc import Conv2dNormActivation
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "bench"))
 from race_pytorch import load_split  # noqa: E402
-from torch_networks import BasicBlock, batch_norm  # noqa: E402
+from torch_networks import BN_EPS, BN_MOMENTUM, BasicBlock, batch_norm  # noqa: E402
 
 DATA_DIR = "/usr/share/datasets/fashion-mnist"
 SAMPLES, STEPS, LR, MOMENTUM = 64, 4, 0.1, 0.9
@@ -216,6 +225,25 @@ class TinyActivations(nn.Module):
         return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
 
 
+class TinyMobileNetV3(nn.Module):
+    def __init__(self):
+        super().__init__()
+        from torchvision.models.mobilenetv3 import InvertedResidual as V3Block
+        from torchvision.models.mobilenetv3 import InvertedResidualConfig
+        norm = partial(nn.BatchNorm2d, eps=BN_EPS, momentum=BN_MOMENTUM)
+        self.features = nn.Sequential(
+            Conv2dNormActivation(1, 8, 3, stride=2, norm_layer=norm, activation_layer=nn.Hardswish),
+            V3Block(InvertedResidualConfig(8, 3, 8, 8, True, "RE", 1, 1, 1.0), norm),
+            V3Block(InvertedResidualConfig(8, 5, 24, 16, True, "HS", 2, 1, 1.0), norm),
+            Conv2dNormActivation(16, 16, 1, norm_layer=norm, activation_layer=nn.Hardswish),
+        )
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.avgpool(self.features(x)), 1))
+
+
 def export(model, name, shape):
     path = os.path.join(HERE, name + ".onnx")
     model = copy.deepcopy(model)  # tracing in training mode updates the running statistics
@@ -231,7 +259,8 @@ def export(model, name, shape):
 
 def write(name, make, lr):
     """<name>.onnx, the model `make` builds after seeding with 0, and <name>.losses.json (SGD at
-    learning rate `lr`)."""
+    learning rate `lr`); for the models of GRADIENTS also <name>.grads.json, every parameter's
+    gradient at the first step by its name (the ONNX initializer's)."""
     torch.manual_seed(0)
     model = make()
     export(model, name, (1, 28, 28))
@@ -239,10 +268,15 @@ def write(name, make, lr):
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=MOMENTUM, weight_decay=0)
     model.train()
     losses = []
-    for _ in range(STEPS):
+    for step in range(STEPS):
         opt.zero_grad()
         loss = torch.nn.functional.cross_entropy(model(x), y)
         loss.backward()
+        if step == 0 and name in GRADIENTS:
+            grads = {n: p.grad.flatten().tolist() for n, p in model.named_parameters()}
+            with open(os.path.join(HERE, name + ".grads.json"), "w") as f:
+                json.dump(grads, f, separators=(",", ":"))
+                f.write("\n")
         opt.step()
         losses.append(loss.item())
     path = os.path.join(HERE, name + ".losses.json")
@@ -253,12 +287,17 @@ def write(name, make, lr):
     print(f"wrote {path}: {losses}")
 
 
+# The models whose first step's gradients are written too: a squeeze-and-excitation gate's
+# gradient moves the losses too little in 4 steps for their comparison to see it.
+GRADIENTS = {"tiny_mobilenet_v3"}
+
 # Each model and its learning rate. At 0.1 tiny_googlenet amplifies rounding about tenfold a step
 # (PyTorch's own float32 and float64 losses differ by 3e-6 at step 4, more than the other models'
 # 1e-6 at most), which would leave little of the 1e-4 the comparison allows; at 0.05, 2e-7.
 MODELS = {"tiny_resnet": (TinyResNet, LR), "tiny_mobilenet": (TinyMobileNet, LR),
           "tiny_densenet": (TinyDenseNet, LR), "tiny_googlenet": (TinyGoogLeNet, LR / 2),
-          "tiny_inception": (TinyInception, LR), "tiny_activations": (TinyActivations, LR)}
+          "tiny_inception": (TinyInception, LR), "tiny_activations": (TinyActivations, LR),
+          "tiny_mobilenet_v3": (TinyMobileNetV3, LR)}
 
 
 def main():
