@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "model/gate_spread.hpp"
 #include "model/redistribution.hpp"
 #include "nn/builtin_networks.hpp"
 #include "nn/network_json.hpp"
@@ -66,8 +67,9 @@ int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool 
     throw Error("not a compute layer");
   };
   // Each edge: from, to, what it goes into, where it comes from (pooled, joined by a concat), and
-  // for a concat's operand the concat's output and the operand's channels in it.
-  enum class Into { input, output, concat };
+  // for a concat's operand the concat's output and the operand's channels in it; for a scale's
+  // gate, the scale's input as it leaves `to`.
+  enum class Into { input, output, concat, gate };
   struct E {
     size_t from, to;
     Into into;
@@ -75,6 +77,7 @@ int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool 
     bool joined = false;
     Activation concat{};
     int64_t offset = 0, channels = 0;
+    Activation main{};
   };
   std::vector<E> edges;
   for (size_t i = 0; i < compute.size(); ++i) {
@@ -86,6 +89,11 @@ int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool 
     if (!layer.residual.empty()) {
       edges.push_back({compute_index(*net.residual_source(q).layer),
                        compute_index(*net.input_source(q).layer), Into::output, net.residual_source(q).pooled});
+    }
+    if (layer.kind == LayerKind::scale) {
+      const ActivationSource gate = net.gate_source(q), main = net.input_source(q);
+      edges.push_back({compute_index(*gate.layer), compute_index(*main.layer), Into::gate, gate.pooled, false, {}, 0, 0,
+                       main.pooled});
     }
     if (layer.kind != LayerKind::concat) continue;
     const size_t root = compute_index(*net.concat_source(q, 0).layer);
@@ -111,6 +119,24 @@ int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool 
         const LayerLayout b(shapes[e.to], grids[e.to][pick[e.to]].grid);
         const Placement from = e.joined ? joined(a.dims(), e.pooled)
                                         : Placement::pooled_output_of(a, e.pooled.H, e.pooled.W);
+        if (e.into == Into::gate) {  // every rank's words, counted one pair of ranks at a time
+          const Placement main = Placement::pooled_output_of(b, e.main.H, e.main.W);
+          for (bool back : {false, true}) {
+            if (back && !train) continue;
+            int64_t most = 0;
+            for (int64_t r = 0; r < main.dims().size(); ++r) {
+              const Slice held = from.slice(r), wanted = gate_wanted(main, r);
+              const Box4 t = from.tensor();
+              int64_t w = back ? 0 : wanted.size() - slice_overlap(wanted, t, held, t);
+              for (int64_t q = 0; back && q < main.dims().size(); ++q) {
+                if (q != r) w += slice_overlap(held, t, gate_wanted(main, q), t);
+              }
+              most = std::max(most, w);
+            }
+            total += most;
+          }
+          continue;
+        }
         const Placement to = e.into == Into::output ? Placement::output_of(b)
                              : e.into == Into::input ? Placement::input_of(b)
                                                      : joined(b.dims(), e.concat).window(e.offset, e.channels);
@@ -213,6 +239,41 @@ TEST(NetworkPlanner, ConcatOperandsAreEdgesAndTheProgrammeEqualsEnumeration) {
   EXPECT_TRUE(throws_input_error([&] { plan_network(input_join, forward_options(2, 4)); },
                                  {"concat 'x': its operand 'r' comes from the network input, not from a "
                                   "convolution or fully connected layer"}));
+}
+
+// A squeeze-and-excitation block between two convolutions: c1's activation scaled by the sigmoid of
+// two 1x1 convolutions of its pooling, then c2. The gate's move is an edge from `expand` (after c1)
+// into c1, exact both ways, and the programme with it equals enumerating every assignment.
+TEST(NetworkPlanner, GatesAreEdgesAndTheProgrammeEqualsEnumeration) {
+  const Network net = network_from_json(R"({"name": "se", "input": {"C": 2, "H": 4, "W": 4}, "layers": [
+      {"type": "conv", "name": "c1", "K": 4, "R": 3, "S": 3, "pad": 1}, {"type": "relu", "name": "r1"},
+      {"type": "global_avg_pool", "name": "squeezed"}, {"type": "conv", "name": "reduce", "K": 2, "R": 1, "S": 1},
+      {"type": "relu"}, {"type": "conv", "name": "expand", "K": 4, "R": 1, "S": 1}, {"type": "sigmoid", "name": "gate"},
+      {"type": "scale", "name": "scaled", "input": "r1", "gate": "gate"},
+      {"type": "conv", "name": "c2", "K": 4, "R": 3, "S": 3, "pad": 1}]})", "se");
+  for (int64_t P : {2, 4}) {
+    for (bool train : {false, true}) {
+      SCOPED_TRACE(fmt::format("P={} {}", P, train ? "train" : "fwd"));
+      NetworkPlanOptions o = forward_options(P, 4);
+      if (train) o.layer.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
+      o.candidates = 1000;
+      const NetworkPlan plan = plan_network(net, o);
+      EXPECT_EQ(plan.words(), brute_force_words(net, o, train));
+      ASSERT_EQ(plan.layers.size(), 4u);
+      const auto gates = std::count_if(plan.layers[0].edges_in.begin(), plan.layers[0].edges_in.end(),
+                                       [](const EdgeFigures& e) { return e.gate; });
+      EXPECT_EQ(gates, 1) << "c1 takes the gate's edge";
+      EXPECT_EQ(plan.layers[3].edges_in.size(), 1u) << "c2 reads the scaled activation where c1 wrote it";
+    }
+  }
+  // A flattened activation is not scaled: the gate's channels would be its features.
+  const Network flat = network_from_json(R"({"name": "f", "input": {"C": 2, "H": 4, "W": 4}, "layers": [
+      {"type": "conv", "name": "c", "K": 2, "R": 3, "S": 3, "pad": 1}, {"type": "flatten", "name": "f"},
+      {"type": "fc", "name": "g", "K": 32}, {"type": "scale", "name": "s", "input": "f", "gate": "g"},
+      {"type": "fc", "name": "out", "K": 10}]})", "f");
+  EXPECT_TRUE(throws_input_error([&] { plan_network(flat, forward_options(2, 4)); },
+                                 {"scale 's': its input 32x1x1 is a flattened activation (2x4x4 before), which "
+                                  "convgrid does not scale"}));
 }
 
 // A MobileNet-V2 block: 1x1 expansion, depthwise 3x3, 1x1 projection, ReLU6 between.

@@ -387,6 +387,11 @@ NetworkPlan plan_network(const Network& net, const NetworkPlanOptions& no) {
             "scale '{}': its {} comes from the network input, not from a convolution or fully connected layer",
             layer.name, main.layer ? "gate" : "input"));
       }
+      if (main.pooled != layer.in) {  // a flatten on the way: the gate's channels are not the input's
+        throw InputError(fmt::format("scale '{}': its input {} is a flattened activation ({} before), which "
+                                     "convgrid does not scale",
+                                     layer.name, layer.in.to_string(), main.pooled.to_string()));
+      }
       edges.push_back({.from = index_of.at(*gate.layer), .to = index_of.at(*main.layer), .into = Edge::Into::gate,
                        .pooled = gate.pooled, .joined = gate.joined, .main_pooled = main.pooled,
                        .main_joined = main.joined});
