@@ -13,8 +13,12 @@
 #    computed from constants; x.mean([2, 3]); x.view(x.size(0), -1): a Reshape by a computed
 #    shape), the 2 ranks splitting channels (Pk = 2: the concats' joined placements are channel
 #    blocks) or rows (the padded layers' halos); and tiny_activations' (SiLU and Hardswish as torch
-#    exports them, a product with a Sigmoid or HardSigmoid, Tanh, Sigmoid, Hardsigmoid), the 2
-#    ranks splitting rows; each at the learning rate its losses file gives;
+#    exports them, a product with a Sigmoid or HardSigmoid, Tanh, Sigmoid, Hardsigmoid) and
+#    tiny_mobilenet_v3's (squeeze-and-excitation: scale layers, whose gates every block of rows
+#    wants), the 2 ranks splitting rows; each at the learning rate its losses file gives;
+#  - and in each of those runs every parameter's first update is the learning rate times PyTorch's
+#    gradient (<model>.grads.json), which sees gradients too small to move the losses;
+#  - step refuses a network with concats (tiny_googlenet) in one line;
 #  - export --onnx: the checkpoint of step 2 (tiny_resnet, one rank) written into a copy of the
 #    model. Read with a small protobuf decoder (Python's standard library): every parameter
 #    initializer holds raw_data equal byte for byte to the array of `export --out` for its
@@ -51,13 +55,11 @@ train=(train --train-samples 64 --test-samples 64 --batch 64 --epochs 4 --moment
 for run in "tiny_resnet 1" "tiny_resnet 2" "tiny_mobilenet 1" "tiny_mobilenet 2 --grid 1,1,1,2,1" \
   "tiny_densenet 1" "tiny_densenet 2 --grid 1,2,1,1,1" "tiny_googlenet 1" "tiny_googlenet 2 --grid 1,1,1,2,1" \
   "tiny_inception 1" "tiny_inception 2 --grid 1,1,1,2,1" "tiny_activations 1" \
-  "tiny_activations 2 --grid 1,1,1,2,1" "tiny_mobilenet_v3 1" "tiny_mobilenet_v3 2"; do
+  "tiny_activations 2 --grid 1,1,1,2,1" "tiny_mobilenet_v3 1" "tiny_mobilenet_v3 2 --grid 1,1,1,2,1"; do
   read -r model np grid <<< "$run"
-  checkpoints=()
-  [[ $model == tiny_resnet && $np -eq 1 ]] && checkpoints=(--checkpoint-dir ck)  # for export --onnx
   lr=$("$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["lr"])' "$DATA/$model.losses.json")
   # shellcheck disable=SC2086
-  run_mpi "$np" "${train[@]}" --lr "$lr" --network "$DATA/$model.onnx" $grid "${checkpoints[@]}" \
+  run_mpi "$np" "${train[@]}" --lr "$lr" --network "$DATA/$model.onnx" $grid --checkpoint-dir "ck.$model.$np" \
     --json "$model.$np.json" > /dev/null
   "$PYTHON" - "$model.$np.json" "$DATA/$model.losses.json" <<'PY' || fail "$model np $np: losses differ from PyTorch's"
 import json, sys
@@ -68,22 +70,13 @@ worst = max(abs(g - w) / abs(w) for g, w in zip(got, want))
 print(f"{sys.argv[1]}: {got} vs PyTorch {want}: largest relative difference {worst:.2e}")
 sys.exit(0 if worst <= 1e-4 else 1)
 PY
-done
-# ---- gradients of squeeze-and-excitation ------------------------------------------------------
-# tiny_mobilenet_v3's first step (the squeeze-and-excitation gates' gradients move its losses too
-# little to tell): on 1 rank and on 2 splitting rows, where every block of rows wants the gates of
-# its samples and channels and sends its partial sums of their gradients back, every parameter's
-# update is the learning rate times PyTorch's gradient (the first step of SGD with momentum).
-lr=$("$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["lr"])' "$DATA/tiny_mobilenet_v3.losses.json")
-for run in "1" "2 --grid 1,1,1,2,1"; do
-  read -r np grid <<< "$run"
-  # shellcheck disable=SC2086
-  run_mpi "$np" train --train-samples 64 --test-samples 64 --batch 64 --epochs 1 --momentum 0.9 \
-    --weight-decay 0 --threads 1 --progress none --lr "$lr" --network "$DATA/tiny_mobilenet_v3.onnx" $grid \
-    --checkpoint-dir "se$np" > /dev/null
-  run_one export --checkpoint "se$np/step-00000001.ckpt" --network "$DATA/tiny_mobilenet_v3.onnx" \
-    --onnx "se$np.onnx" > /dev/null || fail "tiny_mobilenet_v3 np $np: export failed"
-  "$PYTHON" - "$HERE" "$DATA/tiny_mobilenet_v3.onnx" "se$np.onnx" "$DATA/tiny_mobilenet_v3.grads.json" "$lr" <<'PY' ||
+  # The first step's gradients: every parameter's first update (SGD with momentum starts with the
+  # gradient itself) is the learning rate times PyTorch's gradient, with a margin of 1e-2 of the
+  # tensor's largest update. The losses cannot tell a gradient that moves them little, as a
+  # squeeze-and-excitation gate's does (a gate gradient of zero moves tiny_mobilenet_v3's by 2e-5).
+  run_one export --checkpoint "ck.$model.$np/step-00000001.ckpt" --network "$DATA/$model.onnx" \
+    --onnx "$model.$np.step1.onnx" > /dev/null || fail "$model np $np: export failed"
+  "$PYTHON" - "$HERE" "$DATA/$model.onnx" "$model.$np.step1.onnx" "$DATA/$model.grads.json" "$lr" <<'PY' ||
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from onnx_protobuf import raw_floats, split  # noqa: E402
@@ -94,19 +87,19 @@ for name, g in grads.items():
     w0, w1 = raw_floats(before[name]), raw_floats(after[name])
     want = [lr * x for x in g]
     err = max(abs((a - b) - c) for a, b, c in zip(w0, w1, want))
-    allowed = 1e-3 * max(abs(x) for x in want) + 2e-7 * max(abs(x) for x in w0) + 1e-8
+    allowed = 1e-2 * max(abs(x) for x in want) + 2e-7 * max(abs(x) for x in w0) + 1e-8
     worst = max(worst, err / allowed)
     assert err <= allowed, f"{name}: update off by {err:.3g} (allowed {allowed:.3g})"
-print(f"{sys.argv[3]}: {len(grads)} parameters' updates are PyTorch's (worst at {worst:.2f} of the allowance)")
+print(f"{sys.argv[3]}: {len(grads)} parameters' first updates are PyTorch's (worst at {worst:.2f} of the margin)")
 PY
-    fail "tiny_mobilenet_v3 np $np: the first step's gradients differ from PyTorch's"
+    fail "$model np $np: the first step's gradients differ from PyTorch's"
 done
 expect_fail_with "step moves layers' inputs and residual shortcuts; network 'tiny_googlenet' has the concat layer" \
   step --network "$DATA/tiny_googlenet.onnx" --batch 4
 
 # ---- export --onnx --------------------------------------------------------------------------
 
-ckpt=ck/step-00000002.ckpt
+ckpt=ck.tiny_resnet.1/step-00000002.ckpt
 run_one export --checkpoint "$ckpt" --network "$DATA/tiny_resnet.onnx" --onnx trained.onnx --json \
   > export.json || fail "export --onnx failed: $(cat export.json)"
 run_one export --checkpoint "$ckpt" --network "$DATA/tiny_resnet.onnx" --out w.npz > /dev/null

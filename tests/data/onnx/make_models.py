@@ -54,8 +54,9 @@ tests need no PyTorch):
                        SqueezeExcitation with a Hardsigmoid gate, ReLU) and 8->16 (expand 24,
                        depthwise 5x5/2, SqueezeExcitation, Hardswish), conv 1x1 16->16 + BN +
                        Hardswish, global average pool, fc 16->10 (torchvision's own
-                       InvertedResidualConfig and blocks). Also tiny_mobilenet_v3.grads.json:
-                       PyTorch's gradient of every parameter at the first step.
+                       InvertedResidualConfig and blocks).
+    <name>.grads.json  for each model: PyTorch's gradient of every parameter at the first step, by
+                       its name (the ONNX initializer's).
 
 Exported in training mode (batch normalization stays a node of its own: eval mode folds it into
 the convolution) at opset 13, with a symbolic batch dimension.
@@ -287,9 +288,10 @@ def write(name, make, lr):
     print(f"wrote {path}: {losses}")
 
 
-# The models whose first step's gradients are written too: a squeeze-and-excitation gate's
-# gradient moves the losses too little in 4 steps for their comparison to see it.
-GRADIENTS = {"tiny_mobilenet_v3"}
+# The models whose first step's gradients are written too (all of them): a gradient that moves
+# the losses little in 4 steps, as a squeeze-and-excitation gate's does, is checked all the same.
+GRADIENTS = {"tiny_resnet", "tiny_mobilenet", "tiny_densenet", "tiny_googlenet", "tiny_inception",
+             "tiny_activations", "tiny_mobilenet_v3"}
 
 # Each model and its learning rate. At 0.1 tiny_googlenet amplifies rounding about tenfold a step
 # (PyTorch's own float32 and float64 losses differ by 3e-6 at step 4, more than the other models'
