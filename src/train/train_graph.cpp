@@ -131,9 +131,9 @@ TrainGraph::TrainGraph(const Network& net, const std::vector<LayerPlan>& plans, 
     }
     s.input = spread_of(in);
     Node node{nullptr, in, {}, i, std::nullopt};
-    std::vector<std::string> joined = layer.concat_inputs;
-    if (!layer.gate.empty()) joined.push_back(layer.gate);
-    for (const std::string& ref : joined) {
+    // The other operands: a concat's inputs, a scale's gate (no list built: every rank's graph
+    // of the memory model runs this).
+    const auto operand = [&](const std::string& ref) {
       const size_t r = *net.find(ref);
       if (out_node[r] < 0) {
         throw Error(
@@ -141,7 +141,9 @@ TrainGraph::TrainGraph(const Network& net, const std::vector<LayerPlan>& plans, 
       }
       s.operands.push_back({spread_of(out_node[r]), readers[r] == 1});
       node.operands.push_back(out_node[r]);
-    }
+    };
+    for (const std::string& ref : layer.concat_inputs) operand(ref);
+    if (!layer.gate.empty()) operand(layer.gate);
     if (is_compute(layer.kind)) {
       s.plan = &plans[ci];
       node.compute_index = ci++;
