@@ -55,6 +55,15 @@ int64_t edge_words(const Placement& from, const Placement& to, bool backward) {
 
 // Enumerates every assignment of the layers' grids in `grids` (per compute layer) and returns
 // the smallest total words.
+// The options of the tests that compare the programme with enumeration: batch 4 on P ranks, the
+// forward pass or the training step, `candidates` grids a layer.
+NetworkPlanOptions enumerable_options(int64_t P, bool train, int candidates) {
+  NetworkPlanOptions o = forward_options(P, 4);
+  if (train) o.layer.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
+  o.candidates = candidates;
+  return o;
+}
+
 int64_t brute_force_words(const Network& net, const NetworkPlanOptions& o, bool train,
                           const std::vector<std::vector<LayerPlan>>& grids) {
   const std::vector<ComputeLayer> compute = net.compute_layers();
@@ -186,9 +195,7 @@ TEST(NetworkPlanner, DynamicProgrammeEqualsEnumeration) {
   for (int64_t P : {2, 4}) {
     for (bool train : {false, true}) {
       SCOPED_TRACE(fmt::format("P={} {}", P, train ? "train" : "fwd"));
-      NetworkPlanOptions o = forward_options(P, 4);
-      if (train) o.layer.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
-      o.candidates = 1000;
+      const NetworkPlanOptions o = enumerable_options(P, train, 1000);
       const NetworkPlan plan = plan_network(net, o);
       EXPECT_EQ(plan.words(), brute_force_words(net, o, train));
       ASSERT_EQ(plan.layers.size(), 4u);
@@ -206,9 +213,7 @@ TEST(NetworkPlanner, ConcatOperandsAreEdgesAndTheProgrammeEqualsEnumeration) {
   for (int64_t P : {2, 4}) {
     for (bool train : {false, true}) {
       SCOPED_TRACE(fmt::format("P={} {}", P, train ? "train" : "fwd"));
-      NetworkPlanOptions o = forward_options(P, 4);
-      if (train) o.layer.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
-      o.candidates = P == 2 ? 1000 : 3;
+      const NetworkPlanOptions o = enumerable_options(P, train, P == 2 ? 1000 : 3);
       const NetworkPlan plan = plan_network(net, o);
       std::vector<std::vector<LayerPlan>> grids;
       for (size_t i = 0; i < plan.layers.size(); ++i) grids.push_back(layer_candidates(net, o, i));
@@ -254,9 +259,7 @@ TEST(NetworkPlanner, GatesAreEdgesAndTheProgrammeEqualsEnumeration) {
   for (int64_t P : {2, 4}) {
     for (bool train : {false, true}) {
       SCOPED_TRACE(fmt::format("P={} {}", P, train ? "train" : "fwd"));
-      NetworkPlanOptions o = forward_options(P, 4);
-      if (train) o.layer.passes = {Pass::forward, Pass::backward_data, Pass::backward_weights};
-      o.candidates = 1000;
+      const NetworkPlanOptions o = enumerable_options(P, train, 1000);
       const NetworkPlan plan = plan_network(net, o);
       EXPECT_EQ(plan.words(), brute_force_words(net, o, train));
       ASSERT_EQ(plan.layers.size(), 4u);
