@@ -18,6 +18,7 @@
 #include "convgrid/error.hpp"
 #include "nn/onnx_clip.hpp"
 #include "nn/onnx_model.hpp"
+#include "nn/onnx_pad.hpp"
 #include "nn/onnx_pool.hpp"
 #include "nn/onnx_shape_values.hpp"
 #include "nn/onnx_shapes.hpp"
@@ -525,31 +526,20 @@ class Importer {
   // takes as its own padding (torch exports avg_pool2d's padding, and nn.ZeroPad2d, this way).
   // The pads are an attribute (opset < 11) or a constant input, [N, C, H, W] begins then ends.
   void zero_pad(const onnx::NodeProto& node) {
-    const std::string mode = string_attribute(node, "mode", "constant");
-    if (mode != "constant") refuse(fmt::format("mode={} is not supported (only constant zeros)", mode));
-    if (node.input_size() >= 3 && !node.input(2).empty()) {
-      const std::vector<float> value = float_values(constant(node.input(2), "constant_value"));
-      if (value.size() != 1 || value[0] != 0.0f)
-        refuse(fmt::format("constant_value '{}' is not 0 (only a Pad of zeros is supported)", node.input(2)));
-    }
-    if (node.input_size() >= 4 && !node.input(3).empty()) refuse("its axes input is not supported");
+    std::optional<PadValue> value;
+    if (node.input_size() >= 3 && !node.input(2).empty())
+      value = PadValue{node.input(2), float_values(constant(node.input(2), "constant_value"))};
     const Ints pads = node.input_size() >= 2 && !node.input(1).empty()
                           ? known_values(integers(node.input(1), "pads"), fmt::format("its pads '{}'", node.input(1)))
                           : ints_attribute(node, "pads").value_or(Ints{});
-    if (std::ranges::all_of(pads, [](int64_t p) { return p == 0; })) {
+    const Ints zeros = onnx_zero_pads(node, pads, value);
+    if (zeros == Ints{0, 0, 0, 0}) {
       if (pads_.contains(node.input(0))) return void(pads_[node.output(0)] = pads_.at(node.input(0)));
       return alias(node.output(0), read(node.input(0)).main);  // an Add it reads is a layer
     }
-    const bool rows_and_columns = pads.size() == 8 && pads[0] == 0 && pads[1] == 0 &&
-                                  pads[4] == 0 && pads[5] == 0;
-    if (!rows_and_columns || std::ranges::any_of(pads, [](int64_t p) { return p < 0; })) {
-      refuse(fmt::format("pads=[{}] are not supported (only zeros before and after rows and columns)",
-                         fmt::join(pads, ",")));
-    }
     Padded padded = unpadded(node.input(0));  // a Pad of a Pad adds up
     read(padded.tensor);  // refuses an input that is no activation now, naming this node
-    const Ints hw = {pads[2], pads[3], pads[6], pads[7]};
-    for (size_t i = 0; i < hw.size(); ++i) padded.pads[i] += hw[i];
+    for (size_t i = 0; i < zeros.size(); ++i) padded.pads[i] += zeros[i];
     pads_[node.output(0)] = padded;
   }
 
@@ -570,12 +560,7 @@ class Importer {
     const Ints given = node.input_size() >= 2 && !node.input(1).empty()
                            ? known_values(integers(node.input(1), "axes"), fmt::format("its axes '{}'", node.input(1)))
                            : ints_attribute(node, "axes").value_or(Ints{});
-    Ints axes = given;
-    for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
-    std::ranges::sort(axes);
-    if (axes != Ints{2, 3})
-      refuse(fmt::format("axes=[{}] are not supported (only 2,3: the mean over rows and columns)",
-                         fmt::join(given, ",")));
+    check_mean_over_rows_and_columns(given);
     add(Layer(LayerKind::global_avg_pool, name), node);
     if (int_attribute(node, "keepdims", 1) == 0) mark_flat();
   }

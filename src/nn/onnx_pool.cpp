@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "convgrid/error.hpp"
 
 namespace convgrid {
@@ -43,6 +45,16 @@ std::optional<PoolParams> onnx_pool_params(const onnx::NodeProto& node) {
                     p.pad_h, p.pad_w));
   }
   return p;
+}
+
+void check_mean_over_rows_and_columns(const std::vector<int64_t>& given) {
+  Ints axes = given;
+  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::ranges::sort(axes);
+  if (axes != Ints{2, 3}) {
+    throw InputError(fmt::format("axes=[{}] are not supported (only 2,3: the mean over rows and columns)",
+                                 fmt::join(given, ",")));
+  }
 }
 
 }  // namespace convgrid

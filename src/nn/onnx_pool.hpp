@@ -10,7 +10,9 @@
 //   - dilations 1.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "nn/network.hpp"
 #include "nn/onnx_model.hpp"
@@ -21,5 +23,10 @@ namespace convgrid {
 // as torch exports an adaptive pooling to the size it has). Throws InputError with the bare
 // problem (the caller names the node).
 std::optional<PoolParams> onnx_pool_params(const onnx::NodeProto& node);
+
+// A ReduceMean's axes (negative ones from the end of 4), which must be 2 and 3 in some order: the
+// mean over rows and columns, a global average pooling (MNASNet's x.mean([2, 3])). Throws
+// InputError naming them otherwise.
+void check_mean_over_rows_and_columns(const std::vector<int64_t>& axes);
 
 }  // namespace convgrid
